@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+// stallwatch: finds main-run-loop stalls in Linux Swift programs and says why.
+import PackageDescription
+
+let package = Package(
+    name: "stallwatch",
+    products: [
+        .executable(name: "stallwatch", targets: ["stallwatch"]),
+        .executable(name: "stallwatch-demo", targets: ["stallwatch-demo"]),
+        // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves.
+        .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent"]),
+    ],
+    targets: [
+        // libunwind (with its ptrace and generic remote unwinders) from Debian's libunwind-dev.
+        .systemLibrary(
+            name: "CLibunwind",
+            pkgConfig: "libunwind-ptrace",
+            providers: [.apt(["libunwind-dev"])]
+        ),
+        // Remote (ptrace) unwinding: unw_* are C macros, so every libunwind call lives here.
+        .target(
+            name: "CStallwatchUnwind",
+            dependencies: ["CLibunwind"],
+            linkerSettings: [.linkedLibrary("lzma")]
+        ),
+        // The agent's C half: load-time constructor and the async-signal-safe in-process stack capture.
+        // It never links libunwind (that would interpose _Unwind_* in the workload); it dlopens it locally.
+        .target(
+            name: "CStallwatchAgentSupport",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        // Linux calls the collector needs that Swift's Glibc module does not import (signalfd).
+        .target(name: "CStallwatchSystem"),
+        .target(name: "StallwatchCore"),
+        .target(
+            name: "StallwatchAgent",
+            dependencies: ["StallwatchCore", "StallwatchSymbols", "CStallwatchAgentSupport"]
+        ),
+        .target(
+            name: "StallwatchUnwind",
+            dependencies: ["StallwatchCore", "CStallwatchUnwind"]
+        ),
+        .target(name: "StallwatchSymbols", dependencies: ["StallwatchCore"]),
+        .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
+        .target(
+            name: "StallwatchCLI",
+            dependencies: [
+                "StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "StallwatchReport", "CStallwatchSystem",
+            ]
+        ),
+        .executableTarget(name: "stallwatch", dependencies: ["StallwatchCLI"]),
+        .executableTarget(name: "stallwatch-demo"),
+        .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
+        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
+        .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchUnwindTests",
+            dependencies: ["StallwatchUnwind", "StallwatchSymbols", "CStallwatchAgentSupport"]
+        ),
+        .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore"]),
+    ]
+)

@@ -1,0 +1,59 @@
+// The agent's C half: load-time hook, clocks and thread ids, and in-process stack capture with a
+// signal and libunwind (loaded with dlopen, never linked). Only plain C types cross this header.
+#ifndef C_STALLWATCH_AGENT_SUPPORT_H
+#define C_STALLWATCH_AGENT_SUPPORT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Most frames one in-process capture returns.
+#define SW_AGENT_MAX_FRAMES 512
+
+/// The real-time signal used for captures unless told otherwise: SIGRTMIN + 5.
+int sw_agent_default_capture_signal(void);
+
+/// Makes in-process capture ready: dlopen("libunwind.so.8"), install the `signal_number` handler
+/// (SA_SIGINFO | SA_RESTART), unwind once on the calling thread to warm libunwind up.
+/// Returns 0, or a negative errno (-ENOENT: libunwind not found, -EBUSY: prepared for another signal,
+/// -EINVAL: not a real-time signal); `sw_agent_capture_error()` says more. Calling it again with the
+/// same signal is a no-op.
+int sw_agent_capture_prepare(int signal_number);
+
+/// Why the calling thread's last `sw_agent_capture_prepare` or `sw_agent_capture_thread` failed
+/// (thread-local text, valid until its next call; empty if it succeeded).
+const char *sw_agent_capture_error(void);
+
+/// Captures the stack of thread `tid` of this process, from another thread: signals it, lets its
+/// handler unwind itself into a static buffer, waits up to `timeout_ms`, and copies the frames out.
+/// `addresses[0]` is the interrupted program counter; the following entries are return addresses
+/// (symbolicate `address - 1`). `stopped_ns`, if not NULL, receives how long the thread spent in the
+/// handler. Returns the frame count, or a negative errno: -EINVAL (not prepared, bad argument),
+/// -ESRCH (no such thread), -ETIMEDOUT (the thread did not answer in time, e.g. it blocks the signal),
+/// -EDEADLK (called on the thread to capture). Callers are serialized.
+///
+/// The signal interrupts what the thread is doing: a blocking nanosleep()/usleep()/select() in it
+/// returns early with EINTR (SA_RESTART does not restart sleeps), which the workload may not retry.
+/// Prefer the ptrace capture from outside the process where it is permitted.
+int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int timeout_ms, uint64_t *stopped_ns);
+
+/// CLOCK_MONOTONIC_COARSE in nanoseconds (a few ns to read; ticks every 1-4 ms).
+uint64_t sw_agent_coarse_now_ns(void);
+/// CLOCK_MONOTONIC in nanoseconds.
+uint64_t sw_agent_now_ns(void);
+/// The calling thread's kernel thread id.
+pid_t sw_agent_gettid(void);
+/// prctl(PR_SET_PTRACER, pid): lets `pid` ptrace this process under Yama ptrace_scope 1.
+/// Returns 0 or a negative errno (-EINVAL when Yama is not active, which needs no such permission).
+int sw_agent_set_ptracer(pid_t pid);
+/// Sets (on != 0) or clears FD_CLOEXEC on `fd`. Returns 0 or a negative errno.
+int sw_agent_set_cloexec(int fd, int on);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+// One libunwind-ptrace handle per code image of the target, opened before the target is stopped.
+//
+// Why: a _UPT_create handle caches exactly one ELF image. Stacks alternate between images (app ->
+// Foundation -> app -> libc), and every switch made the single handle re-read /proc/PID/maps and
+// re-open and re-map an ELF file while the target was stopped. With a handle per image, each file
+// is opened once, and we open them all ahead of the first capture of a process, outside the stop
+// window (process_vm_readv reads a running process as well as a stopped one).
+#include "sw_unwind_internal.h"
+
+#include <libunwind-ptrace.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sw_images_clear(sw_images *images) {
+    for (int i = 0; i < images->count; i++) {
+        if (images->list[i].upt != NULL) _UPT_destroy(images->list[i].upt);
+    }
+    images->count = 0;
+    images->pid = 0;
+}
+
+void sw_images_load(sw_images *images, pid_t pid) {
+    sw_images_clear(images);
+    images->pid = pid;
+    char path[64], line[4096 + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(path, "re");
+    if (maps == NULL) return;
+    while (fgets(line, sizeof line, maps) != NULL && images->count < SW_MAX_IMAGES) {
+        unsigned long long start, end;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name_at) != 3) continue;
+        // Only file-backed code: [vdso] is handled separately, anonymous JIT code has no tables.
+        if (perms[2] != 'x' || line[name_at] != '/') continue;
+        images->list[images->count++] = (sw_image){start, end, NULL};
+    }
+    fclose(maps);
+}
+
+void *sw_images_handle(sw_images *images, uint64_t ip) {
+    for (int i = 0; i < images->count; i++) {
+        sw_image *image = &images->list[i];
+        if (ip < image->start || ip >= image->end) continue;
+        if (image->upt == NULL) image->upt = _UPT_create(images->pid);
+        return image->upt;
+    }
+    return NULL;
+}
+
+void sw_images_prewarm(sw_images *images, unw_addr_space_t space) {
+    for (int i = 0; i < images->count; i++) {
+        sw_image *image = &images->list[i];
+        if (image->upt == NULL) image->upt = _UPT_create(images->pid);
+        if (image->upt == NULL) continue;
+        // Any address will do: the handle maps the ELF file and its table even if no FDE matches.
+        unw_proc_info_t pi;
+        memset(&pi, 0, sizeof pi);
+        (void)_UPT_find_proc_info(space, image->start, &pi, 0, image->upt);
+    }
+}

@@ -1,0 +1,51 @@
+// Private declarations shared by the remote capture and the vDSO unwind-table code.
+#ifndef SW_UNWIND_INTERNAL_H
+#define SW_UNWIND_INTERNAL_H
+
+#include <libunwind.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/// Where the vDSO's unwind table lives in a target process. The vDSO is one image per kernel, so
+/// every offset comes from our own copy; only the base differs between processes.
+typedef struct sw_vdso_target {
+    int valid;               ///< 0: no [vdso], or it does not match ours; leave it to libunwind
+    uint64_t start, end;     ///< the target's [vdso] mapping
+    uint64_t eh_frame_hdr;   ///< target address of .eh_frame_hdr (segbase of the search table)
+    uint64_t table;          ///< target address of the binary-search table inside it
+    uint64_t fde_count;      ///< entries in that table (8 bytes each)
+    const uint8_t *local;    ///< our own copy of the same bytes (start maps to local)
+} sw_vdso_target;
+
+/// Reads /proc/<pid>/maps and fills `out` (valid = 0 when the vDSO cannot be handled).
+void sw_vdso_locate(pid_t pid, sw_vdso_target *out);
+
+/// Looks up unwind info for an `ip` inside the target's vDSO; same contract as `find_proc_info`.
+int sw_vdso_find_proc_info(const sw_vdso_target *vdso, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                           int need_unwind_info, void *arg);
+
+/// A code mapping of the target and the libunwind-ptrace handle caching its ELF file.
+typedef struct sw_image {
+    uint64_t start, end;
+    void *upt;  // _UPT_create(pid), opened lazily
+} sw_image;
+
+enum { SW_MAX_IMAGES = 256 };
+
+typedef struct sw_images {
+    pid_t pid;
+    int count;
+    sw_image list[SW_MAX_IMAGES];
+} sw_images;
+
+/// Reads the target's executable file mappings (drops all handles first).
+void sw_images_load(sw_images *images, pid_t pid);
+/// Closes all handles.
+void sw_images_clear(sw_images *images);
+/// The handle for the image containing `ip`, or NULL when no known image does.
+void *sw_images_handle(sw_images *images, uint64_t ip);
+/// Opens every image's ELF file and unwind table now, so the first capture does not do it while the
+/// target is stopped. Reads target memory through `space`'s accessors: call with the sampler active.
+void sw_images_prewarm(sw_images *images, unw_addr_space_t space);
+
+#endif

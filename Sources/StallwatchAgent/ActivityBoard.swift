@@ -1,0 +1,55 @@
+// Where the main thread publishes run-loop transitions and the watcher reads them, without locks.
+import CStallwatchAgentSupport
+import StallwatchCore
+import Synchronization
+
+/// The shared state between the run-loop observers (main thread) and the watcher (its own thread).
+///
+/// Publishing is the main thread's whole cost per activity: one clock read and one relaxed store of a
+/// packed word (see ``PackedActivity``). The hot activity, `beforeSources` (once per loop iteration, even
+/// on a loop that never sleeps), reads the coarse clock (~6 ns, 4 ms resolution); the rare ones (waking,
+/// sleeping, entry, exit) read the precise clock, whose ~28 ns vanish next to the syscall around them.
+final class ActivityBoard: Sendable {
+    static let shared = ActivityBoard()
+
+    private let word = Atomic<UInt64>(0)
+    /// Set by the watcher once a stall is declared, so the next transition records its precise time.
+    private let endProbeArmed = Atomic<Bool>(false)
+    private let endProbeTime = Atomic<UInt64>(0)
+
+    /// Main-thread state: the running sequence and the last timestamp (to keep stamps monotonic when the
+    /// coarse clock lags the precise one).
+    nonisolated(unsafe) private static var sequence: UInt64 = 0
+    nonisolated(unsafe) private static var lastStamp: UInt64 = 0
+
+    /// Publishes a transition. Main thread only (the observers run there).
+    @inline(__always)
+    func publish(_ phase: LoopPhase, precise: Bool) {
+        let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
+        let stamp = max(now, Self.lastStamp)
+        Self.lastStamp = stamp
+        Self.sequence &+= 1
+        word.store(PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp), ordering: .relaxed)
+        if endProbeArmed.load(ordering: .relaxed) {
+            endProbeArmed.store(false, ordering: .relaxed)
+            endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)
+        }
+    }
+
+    /// The latest transition, read on the watcher's thread at `now`.
+    func read(now: UInt64) -> ActivitySnapshot {
+        PackedActivity.unpack(word.load(ordering: .relaxed), now: now)
+    }
+
+    /// Asks the main thread to record the precise time of its next transition (the end of a stall).
+    func armEndProbe() {
+        endProbeTime.store(0, ordering: .relaxed)
+        endProbeArmed.store(true, ordering: .releasing)
+    }
+
+    /// The time recorded by the end probe, if the main thread has moved since it was armed.
+    func endProbe() -> UInt64? {
+        let time = endProbeTime.load(ordering: .acquiring)
+        return time == 0 ? nil : time
+    }
+}

@@ -1,0 +1,36 @@
+// Starts the agent when `stallwatch run` preloaded it: called from the library's load-time constructor.
+import CStallwatchAgentSupport
+import Foundation
+import StallwatchCore
+
+/// Called by `CStallwatchAgentSupport`'s constructor when the library is loaded.
+///
+/// Does nothing unless `stallwatch run` set ``AgentEnvironment/socket``: a program that merely links the
+/// agent starts it through ``StallMonitor/start(_:handler:)``. The variables stay in the environment, so a
+/// workload started through a wrapper (`sh -c`, `env`) is watched once it execs the real program.
+@_cdecl("stallwatch_agent_autostart")
+public func stallwatchAgentAutostart() {
+    let environment = ProcessInfo.processInfo.environment
+    guard let socketText = environment[AgentEnvironment.socket], let socket = Int32(socketText), socket >= 0 else {
+        return
+    }
+    let sink = CollectorSink(socket: socket)
+    let pid = getpid()
+    sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
+    if let collector = environment[AgentEnvironment.collectorPid].flatMap(Int32.init) {
+        // Under Yama ptrace_scope 1 only an ancestor may ptrace; a workload started through a wrapper is a
+        // grandchild of the collector, so name the collector explicitly.
+        _ = sw_agent_set_ptracer(collector)
+    }
+    let threshold = environment[AgentEnvironment.thresholdNanoseconds].flatMap(UInt64.init) ?? 80_000_000
+    let count = environment[AgentEnvironment.count].flatMap(Int.init) ?? 3
+    guard threshold > 0, (1...100).contains(count) else {
+        sink.send(.refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))
+        return
+    }
+    do {
+        _ = try StallMonitor.start(threshold: threshold, count: count, sink: sink)
+    } catch {
+        sink.send(.refused(pid: pid, reason: "\(error)"))
+    }
+}

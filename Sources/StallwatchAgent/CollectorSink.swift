@@ -1,0 +1,78 @@
+// The agent's side of the socket to `stallwatch run`: it reports, the collector captures from outside.
+import CStallwatchAgentSupport
+import Foundation
+import StallwatchCore
+import StallwatchSymbols
+
+/// Sends the watcher's findings to the stallwatch collector over the inherited `SOCK_SEQPACKET` socket.
+///
+/// On `stallBegan` it waits (bounded) for the collector's answer: usually "captured" (ptrace, from
+/// outside), or "capture in-process" when ptrace was refused, in which case the agent captures the stack
+/// itself and sends it with the process's image map.
+final class CollectorSink: StallSink {
+    private let socket: Int32
+    private let pid = getpid()
+    /// How long to wait for the collector's answer before capturing in-process anyway.
+    private let answerTimeoutMilliseconds: Int32 = 2000
+    private var broken = false
+
+    init(socket: Int32) {
+        self.socket = socket
+    }
+
+    func send(_ message: AgentMessage) {
+        guard !broken else { return }
+        let bytes = WireFormat.encode(message)
+        let sent = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        // The collector is gone (EPIPE) or the socket is unusable: stop talking, never disturb the workload.
+        if sent < 0, errno != EINTR { broken = true }
+    }
+
+    func watchingStarted() {
+        send(.watching(pid: pid, tid: pid))
+    }
+
+    func stallBegan(_ onset: StallOnset) {
+        send(.stallBegan(pid: pid, tid: pid, onset: onset))
+        guard !broken else { return }
+        switch awaitAnswer(for: onset.identifier) {
+        case .captured?: return
+        case .captureInProcess?, nil:
+            let result = InProcessCapture.capture(tid: pid)
+            let images = result.addresses.isEmpty ? nil : ProcessImages.captureCurrentProcess().encoded()
+            send(.inProcessSample(
+                pid: pid, identifier: onset.identifier, addresses: result.addresses, capturedAt: result.capturedAt,
+                imageMap: images.map { Data($0).base64EncodedString() }, error: result.error))
+        }
+    }
+
+    func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
+        send(.stallEnded(pid: pid, identifier: onset.identifier, endedAt: endedAt))
+    }
+
+    /// The collector's answer about stall `identifier`; `nil` if none came in time.
+    private func awaitAnswer(for identifier: Int) -> CollectorMessage? {
+        let deadline = sw_agent_now_ns() + UInt64(answerTimeoutMilliseconds) * 1_000_000
+        var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
+        while true {
+            let now = sw_agent_now_ns()
+            guard now < deadline else { return nil }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32((deadline - now) / 1_000_000) + 1)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if received <= 0 {
+                if received < 0, errno == EINTR { continue }
+                broken = true
+                return nil
+            }
+            guard let answer = WireFormat.decode(CollectorMessage.self, from: buffer.prefix(received)) else { continue }
+            switch answer {
+            case .captured(let answered) where answered == identifier: return answer
+            case .captureInProcess(let answered, _) where answered == identifier: return answer
+            default: continue
+            }
+        }
+    }
+}

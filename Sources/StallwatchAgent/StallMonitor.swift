@@ -1,0 +1,146 @@
+// The agent's public API: start and stop watching the main run loop from inside the program.
+import CStallwatchAgentSupport
+import CoreFoundation
+import Foundation
+import StallwatchCore
+import StallwatchSymbols
+
+/// Watches the main run loop of the current process and reports its stalls.
+///
+/// `stallwatch run` injects this agent with `LD_PRELOAD` and needs no code in the program. A program can
+/// also link it and start it itself:
+///
+/// ```swift
+/// let monitor = try StallMonitor.start { report in
+///     print("main thread stalled for \(report.duration ?? 0) ns in \(report.culprit?.symbol ?? "?")")
+/// }
+/// ```
+///
+/// Started that way, the stack is captured in-process with a signal (see ``InProcessCapture``) and
+/// symbolicated in-process; the handler runs on the watcher thread when the stall ends.
+public final class StallMonitor: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The watcher's timeout; `count` consecutive busy timeouts make a stall.
+        public var threshold: Duration
+        public var count: Int
+
+        public init(threshold: Duration = .milliseconds(80), count: Int = 3) {
+            self.threshold = threshold
+            self.count = count
+        }
+    }
+
+    public enum StartError: Error, CustomStringConvertible {
+        case invalidConfiguration(String)
+        case alreadyRunning
+
+        public var description: String {
+            switch self {
+            case .invalidConfiguration(let reason): "invalid configuration: \(reason)"
+            case .alreadyRunning: "a StallMonitor is already running in this process"
+            }
+        }
+    }
+
+    nonisolated(unsafe) private static var running: StallMonitor?
+    private static let lock = NSLock()
+
+    private let watcher: Watcher
+    private let observers: [CFRunLoopObserver]
+    private let sink: StallSink
+
+    private init(watcher: Watcher, observers: [CFRunLoopObserver], sink: StallSink) {
+        self.watcher = watcher
+        self.observers = observers
+        self.sink = sink
+    }
+
+    /// Starts watching with `handler` receiving each stall when it ends.
+    public static func start(
+        _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
+    ) throws(StartError) -> StallMonitor {
+        let threshold = try nanoseconds(configuration)
+        return try start(threshold: threshold, count: configuration.count, sink: HandlerSink(
+            threshold: threshold, count: configuration.count, handler: handler))
+    }
+
+    /// Stops watching. A stall in progress is reported as unfinished.
+    public func stop() {
+        Self.lock.lock()
+        defer { Self.lock.unlock() }
+        guard Self.running === self else { return }
+        RunLoopObservers.remove(observers)
+        watcher.stop()
+        (sink as? HandlerSink)?.flushUnfinished()
+        Self.running = nil
+    }
+
+    static func start(threshold: UInt64, count: Int, sink: StallSink) throws(StartError) -> StallMonitor {
+        lock.lock()
+        defer { lock.unlock() }
+        guard running == nil else { throw .alreadyRunning }
+        let watcher = Watcher(board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink)
+        let observers = RunLoopObservers.install()
+        watcher.start()
+        let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink)
+        running = monitor
+        return monitor
+    }
+
+    private static func nanoseconds(_ configuration: Configuration) throws(StartError) -> UInt64 {
+        let (seconds, attoseconds) = configuration.threshold.components
+        guard seconds >= 0, configuration.threshold > .zero else {
+            throw .invalidConfiguration("threshold must be positive")
+        }
+        guard (1...100).contains(configuration.count) else {
+            throw .invalidConfiguration("count must be between 1 and 100")
+        }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}
+
+/// Library mode: captures and symbolicates in-process, hands finished reports to the app's handler.
+final class HandlerSink: StallSink {
+    private let threshold: UInt64
+    private let count: Int
+    private let handler: @Sendable (StallReport) -> Void
+    private let symbolicator = Symbolicator()
+    private var pending: StallReport?
+
+    init(threshold: UInt64, count: Int, handler: @escaping @Sendable (StallReport) -> Void) {
+        self.threshold = threshold
+        self.count = count
+        self.handler = handler
+    }
+
+    func watchingStarted() {}
+
+    func stallBegan(_ onset: StallOnset) {
+        let pid = getpid()
+        let capture = InProcessCapture.capture(tid: pid)
+        let frames = capture.addresses.isEmpty
+            ? [] : symbolicator.symbolicate(capture.addresses, images: ProcessImages.captureCurrentProcess())
+        pending = StallReport(
+            identifier: onset.identifier, pid: pid, tid: pid, processName: ProcessInfo.processInfo.processName,
+            phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
+            thresholdNanoseconds: threshold, count: count, captureMethod: frames.isEmpty ? .none : .signal,
+            captureNote: capture.error,
+            samples: frames.isEmpty
+                ? [] : [Sample(frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)])
+    }
+
+    func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
+        guard var report = pending, report.identifier == onset.identifier else { return }
+        report.end = endedAt
+        pending = nil
+        handler(report)
+    }
+
+    /// Reports a stall still in progress when the monitor stops.
+    func flushUnfinished() {
+        if let report = pending {
+            pending = nil
+            handler(report)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+// Where the watcher sends what it finds: to the stallwatch collector, or to the app's own handler.
+import StallwatchCore
+
+/// Receives the watcher's findings, on the watcher's thread.
+protocol StallSink: AnyObject {
+    /// The main run loop ran for the first time.
+    func watchingStarted()
+    /// A stall was declared; the sink arranges for the main thread's stack to be captured now.
+    func stallBegan(_ onset: StallOnset)
+    /// The stall ended when the loop moved again at `endedAt`.
+    func stallEnded(_ onset: StallOnset, endedAt: UInt64)
+}

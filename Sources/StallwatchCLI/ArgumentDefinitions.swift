@@ -1,0 +1,130 @@
+// The options each command accepts: one table read by both the parser and the help text, so the
+// two cannot drift apart.
+
+/// One option as the parser matches it and the help text lists it.
+struct ArgumentDefinition: Sendable {
+    /// What the option sets.
+    enum Key: Sendable {
+        case threshold, count, format, output, color, scenario, version, help
+    }
+
+    let key: Key
+    /// Every spelling; the short one first, as help lists them (`-h, --help`).
+    let names: [String]
+    /// The placeholder in `--threshold <duration>`; `nil` for flags.
+    let valueName: String?
+    /// The help text, including any `(default: ...)` note.
+    let abstract: String
+    /// Spellings that are accepted but not listed in help.
+    var hiddenNames: [String] = []
+
+    /// The spelling errors quote: the long name.
+    var preferredName: String { names.last ?? "" }
+
+    /// `--threshold <duration>`, as errors quote it.
+    var synopsis: String {
+        valueName.map { "\(preferredName) <\($0)>" } ?? preferredName
+    }
+
+    /// `-h, --help` or `--threshold <duration>`, as the help's option column shows it.
+    var helpLabel: String {
+        let joined = names.joined(separator: ", ")
+        return valueName.map { "\(joined) <\($0)>" } ?? joined
+    }
+
+    func matches(_ name: String) -> Bool {
+        names.contains(name) || hiddenNames.contains(name)
+    }
+}
+
+enum ArgumentDefinitions {
+    /// The options of `topic`, in the order help lists them.
+    static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
+        switch topic {
+        case .root: [version, help]
+        case .run: watchOptions + [version, help]
+        case .demo: [scenario] + watchOptions + [version, help]
+        }
+    }
+
+    /// The subcommands, in the order help lists them, with their one-line summaries.
+    static let subcommands: [(name: String, abstract: String)] = [
+        ("run", runAbstract),
+        ("demo", demoAbstract),
+        ("help", "Show subcommand help information."),
+    ]
+
+    static let runAbstract = "Run a command and report its main-run-loop stalls."
+    static let demoAbstract = "Run the demo workload, which stalls on purpose, and report its stalls."
+
+    static let help = ArgumentDefinition(
+        key: .help,
+        names: ["-h", "--help"],
+        valueName: nil,
+        abstract: "Show help information.",
+        hiddenNames: ["-help"]
+    )
+
+    static let version = ArgumentDefinition(
+        key: .version,
+        names: ["--version"],
+        valueName: nil,
+        abstract: "Show the version."
+    )
+
+    static let scenario = ArgumentDefinition(
+        key: .scenario,
+        names: ["--scenario"],
+        valueName: "name",
+        abstract: "The stall to cause; see SCENARIOS. (default: cpu)"
+    )
+
+    private static let defaults = WatchOptions()
+
+    static let watchOptions: [ArgumentDefinition] = [
+        ArgumentDefinition(
+            key: .threshold,
+            names: ["--threshold"],
+            valueName: "duration",
+            abstract: """
+                The watcher's timeout: a number with a unit (us, ms or s), from 1ms to 1 hour. \
+                (default: \(DurationParser.format(defaults.threshold)))
+                """
+        ),
+        ArgumentDefinition(
+            key: .count,
+            names: ["--count"],
+            valueName: "n",
+            abstract: """
+                How many consecutive timeouts while the loop is busy make a stall, from \
+                \(WatchOptions.countRange.lowerBound) to \(WatchOptions.countRange.upperBound). \
+                (default: \(defaults.count))
+                """
+        ),
+        ArgumentDefinition(
+            key: .format,
+            names: ["--format"],
+            valueName: "format",
+            abstract: "The report format; json writes one object per line. "
+                + valuesNote(OutputFormat.allCases.map(\.rawValue), default: defaults.format.rawValue)
+        ),
+        ArgumentDefinition(
+            key: .output,
+            names: ["--output"],
+            valueName: "file",
+            abstract: "Write reports to <file> instead of stdout; '-' means stdout."
+        ),
+        ArgumentDefinition(
+            key: .color,
+            names: ["--color"],
+            valueName: "color",
+            abstract: "Color text reports; auto colors only a terminal whose TERM is not dumb. "
+                + valuesNote(ColorChoice.allCases.map(\.rawValue), default: defaults.color.rawValue)
+        ),
+    ]
+
+    /// argument-parser's note for an option with a fixed set of values.
+    private static func valuesNote(_ values: [String], default defaultValue: String) -> String {
+        "(values: \(values.joined(separator: ", ")); default: \(defaultValue))"
+    }
+}

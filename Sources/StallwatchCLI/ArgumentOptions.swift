@@ -1,0 +1,125 @@
+// The option values `run` and `demo` accept, with their defaults and limits.
+
+/// How reports are written.
+public enum OutputFormat: String, CaseIterable, Sendable {
+    /// Human-readable text.
+    case text
+    /// One JSON object per line (NDJSON).
+    case json
+}
+
+/// Whether text reports use ANSI colour.
+public enum ColorChoice: String, CaseIterable, Sendable {
+    /// Colour only when the report goes to a terminal and `TERM` is not `dumb`.
+    case auto
+    /// Always colour.
+    case always
+    /// Never colour.
+    case never
+}
+
+/// Options shared by `run` and `demo`: what counts as a stall and where reports go.
+public struct WatchOptions: Equatable, Sendable {
+    /// The smallest `--threshold` accepted; shorter timeouts would mostly measure scheduler noise.
+    public static let minimumThreshold: Duration = .milliseconds(1)
+    /// The accepted range of `--count`.
+    public static let countRange: ClosedRange<Int> = 1...100
+    /// The `--output` value that means standard output.
+    public static let standardOutputPath = "-"
+
+    /// How long one watcher timeout lasts (`--threshold DURATION`).
+    public var threshold: Duration
+    /// How many consecutive busy timeouts make a stall (`--count N`).
+    public var count: Int
+    /// The report format (`--format text|json`).
+    public var format: OutputFormat
+    /// Where reports go (`--output FILE`); `nil` or `"-"` means standard output.
+    public var output: String?
+    /// Whether text reports use colour (`--color auto|always|never`).
+    public var color: ColorChoice
+
+    /// Creates watch options; the defaults are those of a command line without options.
+    public init(
+        threshold: Duration = .milliseconds(80),
+        count: Int = 3,
+        format: OutputFormat = .text,
+        output: String? = nil,
+        color: ColorChoice = .auto
+    ) {
+        self.threshold = threshold
+        self.count = count
+        self.format = format
+        self.output = output
+        self.color = color
+    }
+
+    /// Whether reports are written to stallwatch's standard output.
+    public var reportsGoToStandardOutput: Bool {
+        output == nil || output == Self.standardOutputPath
+    }
+
+    /// Whether the workload's standard output must be sent to stallwatch's standard error.
+    ///
+    /// True only when JSON reports own standard output, so `stallwatch run --format json -- CMD | jq .`
+    /// stays parseable even if CMD prints. In every other case the workload's output passes through.
+    public var redirectsWorkloadStandardOutput: Bool {
+        reportsGoToStandardOutput && format == .json
+    }
+}
+
+/// Options of `stallwatch run`.
+public struct RunOptions: Equatable, Sendable {
+    /// What counts as a stall and where reports go.
+    public var watch: WatchOptions
+    /// The program to launch followed by its arguments, exactly as given; never empty.
+    public var command: [String]
+
+    /// Creates run options.
+    public init(watch: WatchOptions = WatchOptions(), command: [String]) {
+        self.watch = watch
+        self.command = command
+    }
+}
+
+/// Options of `stallwatch demo`.
+public struct DemoOptions: Equatable, Sendable {
+    /// What counts as a stall and where reports go.
+    public var watch: WatchOptions
+    /// The scenario's name (a ``DemoScenario`` raw value), or `nil` to let the workload choose.
+    public var scenario: String?
+    /// Arguments given after `--`, passed to the demo workload unchanged.
+    public var demoArguments: [String]
+
+    /// Creates demo options.
+    public init(watch: WatchOptions = WatchOptions(), scenario: String? = nil, demoArguments: [String] = []) {
+        self.watch = watch
+        self.scenario = scenario
+        self.demoArguments = demoArguments
+    }
+}
+
+/// The stalls the demo workload knows how to cause (`stallwatch demo --scenario NAME`).
+public enum DemoScenario: String, CaseIterable, Sendable {
+    case cpu
+    case sleep
+    case mainQueue = "main-queue"
+    case source
+    case mutex
+    case vdso
+    case observer
+    case baseline
+
+    /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
+    public var summary: String {
+        switch self {
+        case .cpu: "CPU-bound work in a timer callback."
+        case .sleep: "Blocking usleep in a timer callback."
+        case .mainQueue: "CPU work in a DispatchQueue.main block."
+        case .source: "CPU work in a version-0 run-loop source."
+        case .mutex: "Main thread blocked on a lock another thread holds."
+        case .vdso: "Spinning on clock_gettime, in the vDSO."
+        case .observer: "CPU work inside a beforeWaiting observer."
+        case .baseline: "Short work only; no stall expected."
+        }
+    }
+}

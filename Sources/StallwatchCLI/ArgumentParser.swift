@@ -1,0 +1,278 @@
+// Turns stallwatch's command-line arguments into an `Invocation`, following swift-argument-parser's
+// conventions and wording. Pure: it never prints and never exits.
+
+/// The command-line parser.
+///
+/// `stallwatch [--version] [-h|--help] <subcommand>`, where the subcommand is `run`, `demo` or
+/// `help [<subcommand>]`. Options take their value as the next argument or after `=`; given twice,
+/// the last one wins. `-h`/`--help` anywhere among a command's options asks for that command's help,
+/// even next to mistakes.
+public enum ArgumentParser {
+    /// Parses a command line.
+    ///
+    /// - Parameter arguments: The arguments without the program name (`CommandLine.arguments.dropFirst()`).
+    /// - Returns: What to do, or the usage error to print with ``HelpText/errorText(for:)``.
+    public static func parse(_ arguments: [String]) -> Result<Invocation, UsageError> {
+        do throws(UsageError) {
+            return .success(try parseRoot(arguments[...]))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: Commands
+
+    private static func parseRoot(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if let request = builtInRequest(in: arguments, topic: .root) { return request }
+        let scan = try scanOptions(arguments, topic: .root)
+        guard let subcommand = scan.operands.first else { return .help(.root) }
+        let rest = scan.operands.dropFirst()
+        switch subcommand {
+        case "run": return try parseRun(rest)
+        case "demo": return try parseDemo(rest)
+        case "help": return try parseHelp(rest)
+        default: throw unknownSubcommand(subcommand, suggestRun: true)
+        }
+    }
+
+    private static func parseRun(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if let request = builtInRequest(in: arguments, topic: .run) { return request }
+        let scan = try scanOptions(arguments, topic: .run)
+        var watch = WatchOptions()
+        var scenario: String?  // run has no --scenario; scanOptions rejects it.
+        try apply(scan.values, to: &watch, scenario: &scenario, topic: .run)
+        guard !scan.operands.isEmpty else {
+            throw UsageError(message: "Missing expected argument '<command> ...'", topic: .run)
+        }
+        return .run(RunOptions(watch: watch, command: Array(scan.operands)))
+    }
+
+    private static func parseDemo(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if let request = builtInRequest(in: arguments, topic: .demo) { return request }
+        let scan = try scanOptions(arguments, topic: .demo)
+        var options = DemoOptions()
+        try apply(scan.values, to: &options.watch, scenario: &options.scenario, topic: .demo)
+        if !scan.afterTerminator, let stray = scan.operands.first {
+            let hint =
+                DemoScenario(rawValue: stray) != nil
+                ? "Did you mean '--scenario \(stray)'?"
+                : "Put arguments for the demo workload after '--'."
+            throw UsageError(message: "Unexpected argument '\(stray)'. \(hint)", topic: .demo)
+        }
+        options.demoArguments = Array(scan.operands)
+        return .demo(options)
+    }
+
+    /// `help [<subcommand>]`; like argument-parser's, it ignores `-h`/`--help` among its arguments.
+    private static func parseHelp(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        var names: [String] = []
+        for argument in arguments where !ArgumentDefinitions.help.matches(argument) && argument != "--" {
+            guard !isOption(argument) else {
+                throw unknownOption(split(argument).name, among: [ArgumentDefinitions.help], topic: .root)
+            }
+            names.append(argument)
+        }
+        guard let name = names.first else { return .help(.root) }
+        guard names.count == 1 else {
+            throw UsageError(message: "Unexpected argument '\(names[1])'", topic: .root)
+        }
+        switch name {
+        case "run": return .help(.run)
+        case "demo": return .help(.demo)
+        case "help": return .help(.root)
+        default: throw unknownSubcommand(name, suggestRun: false)
+        }
+    }
+
+    // MARK: Options
+
+    /// What ``scanOptions(_:topic:)`` found: option values in command-line order, then the operands.
+    private struct OptionScan {
+        var values: [(definition: ArgumentDefinition, value: String)] = []
+        /// The arguments after the options: from the first non-option, or after `--`.
+        var operands: ArraySlice<String> = []
+        /// Whether the operands follow an explicit `--`.
+        var afterTerminator = false
+    }
+
+    /// Finds `-h`/`--help` or `--version` among the options before the operands, wherever they are,
+    /// so that a request for help wins over any mistake next to it.
+    private static func builtInRequest(in arguments: ArraySlice<String>, topic: HelpTopic) -> Invocation? {
+        let definitions = ArgumentDefinitions.options(for: topic)
+        var wantsVersion = false
+        var index = arguments.startIndex
+        while index < arguments.endIndex, arguments[index] != "--", isOption(arguments[index]) {
+            let definition = definitions.first { $0.matches(arguments[index]) }
+            index += 1
+            switch definition?.key {
+            case .help?:
+                return .help(topic)
+            case .version?:
+                wantsVersion = true
+            default:
+                // Step over the option's value: it would otherwise look like the first operand and end the scan.
+                if definition?.valueName != nil, index < arguments.endIndex, isValue(arguments[index]) {
+                    index += 1
+                }
+            }
+        }
+        return wantsVersion ? .version : nil
+    }
+
+    /// Reads the options at the front of `arguments` and stops at `--` or the first non-option.
+    private static func scanOptions(_ arguments: ArraySlice<String>, topic: HelpTopic) throws(UsageError) -> OptionScan
+    {
+        let definitions = ArgumentDefinitions.options(for: topic)
+        var scan = OptionScan()
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == "--" {
+                scan.operands = arguments[(index + 1)...]
+                scan.afterTerminator = true
+                return scan
+            }
+            guard isOption(argument) else { break }
+            index += 1
+            let (name, inlineValue) = split(argument)
+            guard let definition = definitions.first(where: { $0.matches(name) }) else {
+                throw unknownOption(name, among: definitions, topic: topic)
+            }
+            guard definition.valueName != nil else {
+                if let inlineValue {
+                    throw UsageError(
+                        message: "The option '\(name)' does not take any value, but '\(inlineValue)' was specified.",
+                        topic: topic
+                    )
+                }
+                continue  // --help and --version: builtInRequest has already acted on them.
+            }
+            if let inlineValue {
+                scan.values.append((definition, inlineValue))
+            } else if index < arguments.endIndex, isValue(arguments[index]) {
+                scan.values.append((definition, arguments[index]))
+                index += 1
+            } else {
+                throw UsageError(message: "Missing value for '\(definition.synopsis)'", topic: topic)
+            }
+        }
+        scan.operands = arguments[index...]
+        return scan
+    }
+
+    /// Converts and stores option values in command-line order, so the last of a repeated option wins.
+    private static func apply(
+        _ values: [(definition: ArgumentDefinition, value: String)],
+        to watch: inout WatchOptions,
+        scenario: inout String?,
+        topic: HelpTopic
+    ) throws(UsageError) {
+        for (definition, value) in values {
+            func invalid(_ reason: String) -> UsageError {
+                UsageError(
+                    message: "The value '\(value)' is invalid for '\(definition.synopsis)'\(reason)", topic: topic)
+            }
+            switch definition.key {
+            case .threshold:
+                switch DurationParser.parse(value) {
+                case .failure(let failure):
+                    throw invalid(": \(failure)")
+                case .success(let threshold) where threshold < WatchOptions.minimumThreshold:
+                    throw invalid(
+                        ": the threshold must be at least \(DurationParser.format(WatchOptions.minimumThreshold))")
+                case .success(let threshold):
+                    watch.threshold = threshold
+                }
+            case .count:
+                let range = WatchOptions.countRange
+                guard let count = Int(value), range.contains(count) else {
+                    throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+                watch.count = count
+            case .format:
+                guard let format = OutputFormat(rawValue: value) else {
+                    throw invalid(choices(OutputFormat.allCases.map(\.rawValue)))
+                }
+                watch.format = format
+            case .output:
+                guard !value.isEmpty else { throw invalid(": expected a file name, or '-' for stdout") }
+                watch.output = value
+            case .color:
+                guard let color = ColorChoice(rawValue: value) else {
+                    throw invalid(choices(ColorChoice.allCases.map(\.rawValue)))
+                }
+                watch.color = color
+            case .scenario:
+                guard DemoScenario(rawValue: value) != nil else {
+                    throw invalid(choices(DemoScenario.allCases.map(\.rawValue)))
+                }
+                scenario = value
+            case .help, .version:
+                break
+            }
+        }
+    }
+
+    // MARK: Errors
+
+    private static func unknownOption(
+        _ name: String,
+        among definitions: [ArgumentDefinition],
+        topic: HelpTopic
+    ) -> UsageError {
+        var message = "Unknown option '\(name)'"
+        // argument-parser suggests only long names, and never for a single-letter option.
+        let longNames = definitions.flatMap(\.names).filter { $0.hasPrefix("--") }
+        if name.count > 2, let suggestion = ArgumentSuggestions.closest(to: name, among: longNames) {
+            message += ". Did you mean '\(suggestion)'?"
+        } else if topic == .root, ArgumentDefinitions.watchOptions.contains(where: { $0.matches(name) }) {
+            message += ". Options of 'run' and 'demo' go after the subcommand."
+        }
+        return UsageError(message: message, topic: topic)
+    }
+
+    private static func unknownSubcommand(_ name: String, suggestRun: Bool) -> UsageError {
+        var message = "Unknown subcommand '\(name)'"
+        let names = ArgumentDefinitions.subcommands.map(\.name)
+        if let suggestion = ArgumentSuggestions.closest(to: name, among: names) {
+            message += ". Did you mean '\(suggestion)'?"
+        } else if suggestRun {
+            message += ". To watch a program, write 'stallwatch run \(name)'."
+        }
+        return UsageError(message: message, topic: .root)
+    }
+
+    /// argument-parser's list of valid values for an option that takes one of a fixed set.
+    private static func choices(_ values: [String]) -> String {
+        let quoted = values.map { "'\($0)'" }
+        switch quoted.count {
+        case ..<3:
+            return ". Please provide one of \(quoted.joined(separator: " and "))."
+        case ..<6:
+            return ". Please provide one of \(quoted.dropLast().joined(separator: ", ")) or \(quoted.last ?? "")."
+        default:
+            return ". Please provide one of the following:\n" + values.map { "  - \($0)" }.joined(separator: "\n")
+        }
+    }
+
+    // MARK: Tokens
+
+    /// Whether an argument in option position is an option (anything starting with `-`).
+    private static func isOption(_ argument: String) -> Bool {
+        argument.hasPrefix("-")
+    }
+
+    /// Whether the argument after a value-taking option can be its value: not another option,
+    /// except `-` on its own, which `--output -` uses for stdout.
+    private static func isValue(_ argument: String) -> Bool {
+        !argument.hasPrefix("-") || argument == "-"
+    }
+
+    /// Splits `--name=value` at the first `=`; other arguments have no inline value.
+    private static func split(_ argument: String) -> (name: String, value: String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else {
+            return (argument, nil)
+        }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,149 @@
+// The help pages and the usage-error report, laid out as swift-argument-parser lays them out.
+
+/// Help and error text for the command line.
+///
+/// Every string ends with a newline and is meant to be written as it is: help to stdout,
+/// errors to stderr.
+public enum HelpText {
+    /// The help page for `topic`, as `stallwatch [<subcommand>] --help` prints it.
+    public static func text(for topic: HelpTopic) -> String {
+        switch topic {
+        case .root: rootHelp
+        case .run: runHelp
+        case .demo: demoHelp
+        }
+    }
+
+    /// The synopsis after `USAGE: ` and `Usage: `, such as `stallwatch run [<options>] [--] <command> ...`.
+    public static func usageLine(for topic: HelpTopic) -> String {
+        switch topic {
+        case .root: "stallwatch <subcommand>"
+        case .run: "stallwatch run [<options>] [--] <command> ..."
+        case .demo: "stallwatch demo [<options>] [-- <demo-arguments> ...]"
+        }
+    }
+
+    /// What the entry point prints to stderr for a usage error, before exiting with
+    /// ``ExitCode/usage``: the message, the usage line, and where to find help.
+    public static func errorText(for error: UsageError) -> String {
+        let helpCommand = error.topic == .root ? "stallwatch --help" : "stallwatch \(error.topic.rawValue) --help"
+        return """
+            Error: \(error.message)
+            Usage: \(usageLine(for: error.topic))
+              See '\(helpCommand)' for more information.
+
+            """
+    }
+
+    // MARK: Pages
+
+    private static let rootHelp = page(
+        overview: "Finds main-run-loop stalls in Linux programs and shows the stack that caused them.",
+        usage: usageLine(for: .root),
+        sections: [
+            optionsSection(for: .root),
+            UsageLayout.section("SUBCOMMANDS", rows: ArgumentDefinitions.subcommands.map { ($0.name, $0.abstract) })
+                + "\n  See 'stallwatch help <subcommand>' for detailed help.\n",
+            UsageLayout.section(
+                "EXIT STATUS",
+                rows: [
+                    ("0", "Success, or help or version shown."),
+                    ("<status>", "run and demo: the workload's own exit status, or 128+N if signal N killed it."),
+                    ("\(ExitCode.usage)", "Usage error: a bad option or argument."),
+                    ("\(ExitCode.runtimeMismatch)", "The workload uses a different Swift runtime."),
+                    ("\(ExitCode.internalError)", "Internal error."),
+                    ("\(ExitCode.cannotCreateOutput)", "The --output file cannot be created or written."),
+                    ("\(ExitCode.notExecutable)", "The command was found but is not executable."),
+                    ("\(ExitCode.commandNotFound)", "The command was not found."),
+                ]
+            ),
+        ]
+    )
+
+    private static let runHelp = page(
+        overview: ArgumentDefinitions.runAbstract,
+        discussion: [
+            """
+            A stall is --count consecutive --threshold timeouts while the main run loop is busy: \
+            after it wakes, before it handles sources, or inside an observer. An idle loop, \
+            waiting for events, never counts.
+            """,
+            """
+            Reports go to stdout, or to --output <file>. The workload's stdout and stderr pass through \
+            untouched, except when JSON reports go to stdout: then the workload's stdout goes to \
+            stallwatch's stderr, so that the report stream stays parseable:
+              stallwatch run --format json -- CMD | jq .
+            """,
+        ],
+        usage: usageLine(for: .run),
+        sections: [
+            UsageLayout.section(
+                "ARGUMENTS",
+                rows: [
+                    (
+                        "<command> ...",
+                        """
+                        The program to run, and its arguments. Everything from the first argument that \
+                        is not an option belongs to the program, unchanged.
+                        """
+                    )
+                ]
+            ),
+            optionsSection(for: .run),
+            examplesSection([
+                "stallwatch run -- ./MyDaemon --port 8080",
+                "stallwatch run --threshold 50ms --count 2 ./MyDaemon",
+                "stallwatch run --format json --output stalls.ndjson -- ./MyDaemon",
+            ]),
+        ]
+    )
+
+    private static let demoHelp = page(
+        overview: ArgumentDefinitions.demoAbstract,
+        discussion: [
+            """
+            Runs the stallwatch-demo workload under stallwatch, as `stallwatch run` would, to show \
+            what a report looks like. The options are those of `stallwatch run`, plus --scenario.
+            """
+        ],
+        usage: usageLine(for: .demo),
+        sections: [
+            UsageLayout.section(
+                "ARGUMENTS",
+                rows: [("<demo-arguments>", "Arguments for the demo workload, unchanged; put them after '--'.")]
+            ),
+            optionsSection(for: .demo),
+            UsageLayout.section("SCENARIOS", rows: DemoScenario.allCases.map { ($0.rawValue, $0.summary) }),
+            examplesSection([
+                "stallwatch demo --scenario mutex",
+                "stallwatch demo --scenario main-queue --format json",
+                "stallwatch demo --scenario sleep -- --stalls 5 --duration 1s",
+            ]),
+        ]
+    )
+
+    // MARK: Building blocks
+
+    private static func page(
+        overview: String,
+        discussion: [String] = [],
+        usage: String,
+        sections: [String]
+    ) -> String {
+        let head = ([UsageLayout.wrap("OVERVIEW: " + overview)] + discussion.map { UsageLayout.wrap($0) })
+            .joined(separator: "\n\n")
+        let usageLine = UsageLayout.wrap("USAGE: " + usage)
+        return head + "\n\n" + usageLine + "\n\n" + sections.joined(separator: "\n")
+    }
+
+    private static func optionsSection(for topic: HelpTopic) -> String {
+        UsageLayout.section(
+            "OPTIONS",
+            rows: ArgumentDefinitions.options(for: topic).map { ($0.helpLabel, $0.abstract) }
+        )
+    }
+
+    private static func examplesSection(_ commands: [String]) -> String {
+        "EXAMPLES:\n" + commands.map { "  \($0)\n" }.joined()
+    }
+}

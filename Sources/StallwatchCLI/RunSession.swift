@@ -1,0 +1,91 @@
+// `stallwatch run`: checks everything that can be checked, launches the workload, collects, summarises.
+import Foundation
+import StallwatchCore
+import StallwatchReport
+
+/// One run of a workload under watch, from validation to the exit status.
+final class RunSession {
+    private let command: [String]
+    private let options: WatchOptions
+    private let executable: String
+    private let agentLibrary: String
+    private let output: ReportOutput
+
+    /// Validates the request; throws before anything is launched.
+    init(command: [String], options: WatchOptions) throws(RunError) {
+        self.command = command
+        self.options = options
+        executable = try CommandResolver.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
+        guard let agent = Installation.agentLibrary() else {
+            throw .internalError(
+                "the stallwatch agent library (libStallwatchAgent.so) is not installed next to stallwatch"
+                    + " or at $\(Installation.agentOverride); rebuild with 'swift build'")
+        }
+        agentLibrary = agent
+        if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable) {
+            throw RunError(message: mismatch, exitCode: ExitCode.runtimeMismatch)
+        }
+        output = try ReportOutput(path: options.output, format: options.format, color: options.color, clock: .now())
+    }
+
+    /// Runs the workload to its end and returns stallwatch's exit status: the workload's own.
+    func run() -> Int32 {
+        let started = monotonicNow()
+        var sockets: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
+            Terminal.writeError("stallwatch: error: cannot create the agent socket: \(String(cString: strerror(errno)))\n")
+            return ExitCode.internalError
+        }
+        let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
+        let signals: SignalChannel
+        let workload: Workload
+        do {
+            signals = try SignalChannel()
+            let environment = WorkloadLauncher.environment(
+                base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
+                options: options, runtime: SwiftRuntimeCheck.agentRuntimePath())
+            workload = try WorkloadLauncher.launch(
+                command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
+                stdoutToStderr: options.format == .json && output.isStandardOutput)
+        } catch {
+            Terminal.writeError("stallwatch: error: \(error.message)\n")
+            return error.exitCode
+        }
+        close(agentEnd)
+
+        let collector = Collector(
+            socket: collectorEnd, signals: signals, workload: workload, options: options, output: output)
+        let waitStatus = collector.run()
+        let stalls = collector.closeStalls()
+        let exitCode = Self.exitCode(fromWaitStatus: waitStatus)
+        let warnings = collector.warnings()
+        output.write(RunSummary(
+            stalls: stalls, runNanoseconds: monotonicNow() - started, watchedPids: collector.watched,
+            exitStatus: exitCode, warnings: warnings))
+        // Warnings also go to stderr unless the summary above already showed them there.
+        if !(options.format == .text && output.isStandardOutput) {
+            for warning in warnings { Terminal.writeError("stallwatch: warning: \(warning)\n") }
+        }
+        output.close()
+        close(collectorEnd)
+        return exitCode
+    }
+
+    /// The workload's status as a shell reports it: its exit code, or 128 + N if killed by signal N.
+    static func exitCode(fromWaitStatus status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        if signal == 0 { return (status >> 8) & 0xff }
+        return ExitCode.killedBySignal(signal)
+    }
+}
+
+extension WallClock {
+    /// The offset between wall-clock and monotonic time, measured now.
+    static func now() -> WallClock {
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let monotonic = monotonicNow()
+        return WallClock(
+            offsetSeconds: Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9 - Double(monotonic) / 1e9)
+    }
+}

@@ -1,0 +1,67 @@
+// Refuses to preload the agent into a program built against a different Swift runtime.
+import Foundation
+
+/// Swift on Linux has no stable ABI: the agent (a Swift library) must share the workload's Swift runtime.
+///
+/// Asks the dynamic loader which `libswiftCore.so` the workload would load (`ld.so --list`, which runs
+/// none of the program's code, as `ldd` does) and compares it with the one stallwatch itself runs on.
+enum SwiftRuntimeCheck {
+    static let loader = "/lib64/ld-linux-x86-64.so.2"
+
+    /// The real path of the Swift runtime this process (and the agent, built with it) uses.
+    static func agentRuntimePath() -> String? {
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
+            if let slash = line.firstIndex(of: "/") { return realPath(String(line[slash...])) }
+        }
+        return nil
+    }
+
+    /// A one-line explanation if the workload uses another Swift runtime; nil if it matches, uses none, or
+    /// cannot be checked (a script, a static binary).
+    static func mismatch(executable: String) -> String? {
+        guard let ours = agentRuntimePath(), let theirs = workloadRuntimePath(executable: executable) else {
+            return nil
+        }
+        guard realPath(theirs) != ours else { return nil }
+        return "'\(executable)' uses the Swift runtime \(theirs), but the stallwatch agent was built with \(ours);"
+            + " Swift has no stable ABI on Linux, so preloading the agent could crash it."
+            + " Build the workload and stallwatch with the same toolchain"
+    }
+
+    /// The `libswiftCore.so` the loader resolves for `executable`, or nil.
+    static func workloadRuntimePath(executable: String) -> String? {
+        guard FileManager.default.isExecutableFile(atPath: loader), isDynamicELF(executable) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: loader)
+        process.arguments = ["--list", executable]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let text = String(data: data, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.contains("libswiftCore.so") {
+            let parts = line.split(separator: " ")
+            if let arrow = parts.firstIndex(of: "=>"), arrow + 1 < parts.count, parts[arrow + 1].hasPrefix("/") {
+                return String(parts[arrow + 1])
+            }
+        }
+        return nil
+    }
+
+    /// Whether the file starts with the ELF magic (scripts are skipped: their interpreter is checked when the
+    /// agent loads into it).
+    static func isDynamicELF(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return handle.readData(ofLength: 4) == Data([0x7f, 0x45, 0x4c, 0x46])
+    }
+
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

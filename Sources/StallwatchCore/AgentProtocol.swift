@@ -1,0 +1,62 @@
+// The messages between the agent (inside the workload) and the stallwatch collector, and how they travel.
+import Foundation
+
+/// What the agent tells the collector. One message per datagram on a `SOCK_SEQPACKET` socket.
+public enum AgentMessage: Codable, Equatable, Sendable {
+    /// The agent was loaded into a process (sent from its load-time constructor).
+    case loaded(pid: Int32, agentVersion: String)
+    /// The agent will not watch this process, and why (e.g. a different Swift runtime).
+    case refused(pid: Int32, reason: String)
+    /// The process's main run loop ran for the first time: it is being watched.
+    case watching(pid: Int32, tid: Int32)
+    /// A stall was declared; the collector captures the thread's stack and answers.
+    case stallBegan(pid: Int32, tid: Int32, onset: StallOnset)
+    /// A declared stall ended.
+    case stallEnded(pid: Int32, identifier: Int, endedAt: UInt64)
+    /// The stack the agent captured itself, on the collector's request, with the process's image map
+    /// (encoded by the symbolicator) because the collector may not be allowed to read it.
+    case inProcessSample(
+        pid: Int32, identifier: Int, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?)
+}
+
+/// What the collector answers after a `stallBegan`.
+public enum CollectorMessage: Codable, Equatable, Sendable {
+    /// The collector captured the stack from outside; the agent has nothing to do.
+    case captured(identifier: Int)
+    /// The collector may not ptrace the process: the agent captures the stack in-process and sends it.
+    case captureInProcess(identifier: Int, reason: String)
+}
+
+/// Encodes and decodes messages as compact JSON, one per datagram.
+public enum WireFormat {
+    /// Largest datagram either side sends: 64 KiB holds a 256-frame stack many times over.
+    public static let maximumMessageSize = 65_536
+
+    public static func encode<Message: Encodable>(_ message: Message) -> [UInt8] {
+        // Encoding these plain enums cannot fail; an empty datagram is ignored by the reader.
+        (try? JSONEncoder().encode(message)).map { [UInt8]($0) } ?? []
+    }
+
+    public static func decode<Message: Decodable>(_ type: Message.Type, from bytes: some Collection<UInt8>) -> Message? {
+        try? JSONDecoder().decode(type, from: Data(bytes))
+    }
+}
+
+/// The environment variables `stallwatch run` sets for the agent.
+public enum AgentEnvironment {
+    /// File descriptor number of the agent's end of the collector socket.
+    public static let socket = "STALLWATCH_AGENT_FD"
+    /// `--threshold` in nanoseconds.
+    public static let thresholdNanoseconds = "STALLWATCH_THRESHOLD_NS"
+    /// `--count`.
+    public static let count = "STALLWATCH_COUNT"
+    /// PID of the collector, which the agent allows to ptrace it (`PR_SET_PTRACER`) under Yama.
+    public static let collectorPid = "STALLWATCH_COLLECTOR_PID"
+    /// Real path of the Swift runtime (`libswiftCore.so`) the agent was built against.
+    public static let swiftRuntime = "STALLWATCH_SWIFT_RUNTIME"
+}
+
+/// The project's version, shared by the CLI and the agent so a mismatch can be named.
+public enum StallwatchVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,67 @@
+// Where the watched run loop is, as published by the agent's observers.
+
+/// The main run loop's position in its cycle, as last published by the agent's observers.
+///
+/// CoreFoundation reports activities; the agent maps them to phases with one extra distinction:
+/// `beforeWaiting` is published twice, by an observer ordered first (other observers are about to run)
+/// and by one ordered last (the loop is really about to sleep). A stall inside some other
+/// `beforeWaiting` observer therefore shows up as `beforeWaiting`, which counts as busy.
+public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
+    /// Nothing published yet: the run loop has not run.
+    case notStarted = 0
+    /// The loop was entered (`kCFRunLoopEntry`).
+    case entry = 1
+    /// About to run version-0 sources (`kCFRunLoopBeforeSources`): sources, blocks, main-queue work follow.
+    case beforeSources = 2
+    /// `kCFRunLoopBeforeWaiting` observers are running (published by the first observer).
+    case beforeWaiting = 3
+    /// Asleep, waiting for work (published by the last `beforeWaiting` observer).
+    case sleeping = 4
+    /// Woken up (`kCFRunLoopAfterWaiting`): timers, main-queue blocks or ports are being handled.
+    case afterWaiting = 5
+    /// The loop returned to its caller (`kCFRunLoopExit`).
+    case exit = 6
+
+    /// Whether a timeout in this phase counts toward a stall.
+    ///
+    /// The classic detector counts `afterWaiting` and `beforeSources`. stallwatch also counts `entry` (the
+    /// loop is between entry and its first sources) and `beforeWaiting` (another observer is running).
+    /// An asleep loop, one that never ran, and one that returned to its caller never count.
+    public var isBusy: Bool {
+        switch self {
+        case .entry, .beforeSources, .beforeWaiting, .afterWaiting: true
+        case .notStarted, .sleeping, .exit: false
+        }
+    }
+
+    /// The name used in reports, matching CoreFoundation's activity names.
+    public var name: String {
+        switch self {
+        case .notStarted: "notStarted"
+        case .entry: "entry"
+        case .beforeSources: "beforeSources"
+        case .beforeWaiting: "beforeWaiting"
+        case .sleeping: "sleeping"
+        case .afterWaiting: "afterWaiting"
+        case .exit: "exit"
+        }
+    }
+
+    /// What the main thread can be doing while the loop sits in this phase, for people reading a report.
+    public var explanation: String {
+        switch self {
+        case .notStarted: "the run loop had not started"
+        case .entry: "entering the run loop (observers of entry or beforeTimers)"
+        case .beforeSources: "running version-0 sources, blocks or main-queue work"
+        case .beforeWaiting: "inside a beforeWaiting observer"
+        case .sleeping: "asleep"
+        case .afterWaiting: "handling a timer, main-queue block or port after waking"
+        case .exit: "outside the run loop"
+        }
+    }
+
+    public init?(name: String) {
+        guard let phase = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = phase
+    }
+}

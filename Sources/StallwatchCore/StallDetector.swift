@@ -1,0 +1,111 @@
+// The stall rule, as pure logic: fed readings and times, it says when a stall begins and ends.
+
+/// Decides when the main run loop is stalled.
+///
+/// The rule is the classic detector's: a watcher waits `threshold` for the loop to move; a timeout while
+/// the loop is busy counts; `count` consecutive timeouts make a stall. Any progress resets the count, an
+/// idle (sleeping) loop never counts, and a declared stall ends at the loop's next transition.
+///
+/// The classic version signals a semaphore on every activity. Here the main thread only publishes an
+/// ``ActivitySnapshot`` (a few nanoseconds of atomic stores) and the watcher reads it when it wakes:
+/// `count` consecutive timeouts since a busy transition at time *t* is the same thing as the loop still
+/// sitting on that transition at *t* + `count` × `threshold`, so the watcher sleeps until exactly then.
+public struct StallDetector: Sendable {
+    /// A change the watcher must act on.
+    public enum Event: Equatable, Sendable {
+        /// A stall was declared: the loop has been busy on one transition for `count` timeouts.
+        case began(StallOnset)
+        /// The declared stall ended: the loop moved again at `endedAt`.
+        case ended(StallOnset, endedAt: UInt64)
+    }
+
+    public let threshold: UInt64
+    public let count: Int
+    private var current = ActivitySnapshot.initial
+    private var ongoing: StallOnset?
+    private var nextIdentifier = 1
+
+    /// - Parameters:
+    ///   - threshold: the watcher's timeout, in nanoseconds (> 0).
+    ///   - count: consecutive busy timeouts that make a stall (≥ 1).
+    public init(threshold: UInt64, count: Int) {
+        precondition(threshold > 0 && count > 0, "validated by the caller")
+        self.threshold = threshold
+        self.count = count
+    }
+
+    /// The stall in progress, if any.
+    public var ongoingStall: StallOnset? { ongoing }
+
+    /// Time a busy transition must stand before it is a stall.
+    public var stallAge: UInt64 { threshold * UInt64(count) }
+
+    /// Consecutive timeouts the watcher would have counted by `now` on the current reading.
+    public func timeouts(at now: UInt64) -> Int {
+        guard current.phase.isBusy, now > current.timestamp else { return 0 }
+        return Int((now - current.timestamp) / threshold)
+    }
+
+    /// Takes a new reading of the loop's state.
+    ///
+    /// - Parameters:
+    ///   - snapshot: the latest published transition.
+    ///   - now: the watcher's clock, same time base as `snapshot.timestamp`.
+    ///   - firstTransitionAfterOnset: when the loop first moved after the ongoing stall was declared, if
+    ///     the agent recorded it; otherwise the snapshot's own time is used as the end.
+    /// - Returns: the stall that ended, then the stall that began, in that order.
+    public mutating func observe(
+        _ snapshot: ActivitySnapshot, now: UInt64, firstTransitionAfterOnset: UInt64? = nil
+    ) -> [Event] {
+        var events: [Event] = []
+        if snapshot.sequence != current.sequence {
+            if let stall = ongoing {
+                let end = max(firstTransitionAfterOnset ?? snapshot.timestamp, stall.start)
+                events.append(.ended(stall, endedAt: end))
+                ongoing = nil
+            }
+            current = snapshot
+        }
+        if ongoing == nil, timeouts(at: now) >= count {
+            let onset = StallOnset(
+                identifier: nextIdentifier, phase: current.phase, start: current.timestamp,
+                detectedAt: now, sequence: current.sequence)
+            nextIdentifier += 1
+            ongoing = onset
+            events.append(.began(onset))
+        }
+        return events
+    }
+
+    /// When the watcher should wake next, given the last reading.
+    ///
+    /// While the loop is busy on one transition, that is the moment the transition becomes a stall; while
+    /// a stall lasts or the loop is idle, one threshold later.
+    public func nextWake(after now: UInt64) -> UInt64 {
+        if ongoing == nil, current.phase.isBusy {
+            let due = current.timestamp + stallAge
+            if due > now { return due }
+        }
+        return now + threshold
+    }
+}
+
+/// The moment a stall was declared: what the loop was doing and since when.
+public struct StallOnset: Equatable, Sendable, Codable {
+    /// Numbers stalls from 1 within one watched process.
+    public var identifier: Int
+    public var phase: LoopPhase
+    /// The last transition before the stall, `CLOCK_MONOTONIC` nanoseconds.
+    public var start: UInt64
+    /// When the watcher declared it.
+    public var detectedAt: UInt64
+    public var sequence: UInt64
+
+    public init(identifier: Int, phase: LoopPhase, start: UInt64, detectedAt: UInt64, sequence: UInt64) {
+        self.identifier = identifier
+        self.phase = phase
+        self.start = start
+        self.detectedAt = detectedAt
+        self.sequence = sequence
+    }
+}

@@ -1,0 +1,90 @@
+// The machine-readable format: one JSON object per line (NDJSON), schema documented in the README.
+import StallwatchCore
+
+/// Renders each stall and the summary as one line of JSON.
+///
+/// The schema is versioned by `schemaVersion` in every record; readers should ignore keys and `event`
+/// kinds they do not know, so later versions can add both.
+public struct JSONLinesReporter: Reporter {
+    public static let schemaVersion = 1
+
+    let clock: WallClock
+
+    public init(clock: WallClock) {
+        self.clock = clock
+    }
+
+    public func render(_ stall: StallReport) -> String {
+        record(for: stall).serialized() + "\n"
+    }
+
+    public func render(_ summary: RunSummary) -> String {
+        record(for: summary).serialized() + "\n"
+    }
+
+    func record(for stall: StallReport) -> JSONValue {
+        .object([
+            ("event", .string("stall")),
+            ("schemaVersion", .int(Int64(Self.schemaVersion))),
+            ("id", .int(Int64(stall.identifier))),
+            ("pid", .int(Int64(stall.pid))),
+            ("tid", .int(Int64(stall.tid))),
+            ("process", .string(stall.processName)),
+            ("startedAt", .string(clock.rfc3339(monotonic: stall.start))),
+            ("startMonotonicMs", .milliseconds(stall.start)),
+            ("durationMs", stall.duration.map(JSONValue.milliseconds) ?? .null),
+            ("unfinished", .bool(stall.end == nil)),
+            ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
+            ("count", .int(Int64(stall.count))),
+            ("activity", .string(stall.phase.name)),
+            ("detectedAfterMs", .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)),
+            (
+                "capture",
+                .object([
+                    ("method", .string(stall.captureMethod.rawValue)), ("note", .optional(stall.captureNote)),
+                ])
+            ),
+            ("culprit", stall.culprit.map(frameRecord) ?? .null),
+            ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
+        ])
+    }
+
+    func sampleRecord(_ sample: Sample, stall: StallReport) -> JSONValue {
+        .object([
+            ("capturedAfterMs", .milliseconds(sample.capturedAt >= stall.start ? sample.capturedAt - stall.start : 0)),
+            ("stoppedMs", sample.stoppedNanoseconds.map(JSONValue.milliseconds) ?? .null),
+            ("frames", .array(sample.frames.map(frameRecord))),
+        ])
+    }
+
+    func frameRecord(_ frame: Frame) -> JSONValue {
+        .object([
+            ("address", .hex(frame.address)),
+            ("image", .optional(frame.image)),
+            ("offset", frame.offset.map(JSONValue.hex) ?? .null),
+            ("symbol", .optional(frame.symbol)),
+            ("file", .optional(frame.file)),
+            ("line", .optional(frame.line)),
+            ("column", .optional(frame.column)),
+            ("inlined", .bool(frame.inlined)),
+        ])
+    }
+
+    func record(for summary: RunSummary) -> JSONValue {
+        let share = summary.runNanoseconds > 0
+            ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) : 0
+        return .object([
+            ("event", .string("summary")),
+            ("schemaVersion", .int(Int64(Self.schemaVersion))),
+            ("stalls", .int(Int64(summary.stallCount))),
+            ("unfinished", .int(Int64(summary.unfinishedCount))),
+            ("totalStallMs", .milliseconds(summary.totalStallNanoseconds)),
+            ("longestStallMs", .milliseconds(summary.longestStallNanoseconds)),
+            ("runMs", .milliseconds(summary.runNanoseconds)),
+            ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
+            ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
+            ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
+            ("warnings", .array(summary.warnings.map(JSONValue.string))),
+        ])
+    }
+}

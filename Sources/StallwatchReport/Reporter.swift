@@ -1,0 +1,61 @@
+// The output-format protocol: one conforming type per format.
+import StallwatchCore
+
+/// Renders stall reports and the run summary in one format.
+///
+/// Reporters are pure: they turn values into text and never write anywhere themselves, so the collector
+/// decides where records go and flushes each one as soon as it is rendered.
+public protocol Reporter: Sendable {
+    /// The text for one stall (finished, or unfinished when the run ends during it), ending in a newline.
+    func render(_ stall: StallReport) -> String
+    /// The closing text of a run, ending in a newline.
+    func render(_ summary: RunSummary) -> String
+}
+
+/// Converts `CLOCK_MONOTONIC` times into wall-clock timestamps for people.
+public struct WallClock: Sendable {
+    /// Wall-clock seconds since 1970 minus monotonic seconds, measured once per run.
+    let offsetSeconds: Double
+
+    public init(offsetSeconds: Double) {
+        self.offsetSeconds = offsetSeconds
+    }
+
+    /// An RFC 3339 timestamp in UTC with milliseconds, e.g. `2026-11-29T14:03:05.123Z`.
+    public func rfc3339(monotonic nanoseconds: UInt64) -> String {
+        let seconds = Double(nanoseconds) / 1e9 + offsetSeconds
+        let whole = Int(seconds.rounded(.down))
+        let millis = min(999, Int(((seconds - Double(whole)) * 1000).rounded(.down)))
+        let (days, secondOfDay) = whole.quotientAndRemainder(dividingBy: 86_400)
+        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        return String(
+            format2(year, width: 4) + "-" + format2(month) + "-" + format2(day) + "T" + format2(secondOfDay / 3600)
+                + ":" + format2(secondOfDay % 3600 / 60) + ":" + format2(secondOfDay % 60) + "."
+                + format2(millis, width: 3) + "Z")
+    }
+
+    /// The time of day only, `14:03:05.123`, for text reports.
+    public func timeOfDay(monotonic nanoseconds: UInt64) -> String {
+        let stamp = rfc3339(monotonic: nanoseconds)
+        let start = stamp.index(stamp.startIndex, offsetBy: 11)
+        return String(stamp[start..<stamp.index(before: stamp.endIndex)])
+    }
+
+    /// Days since 1970-01-01 to a Gregorian date (Howard Hinnant's civil-from-days algorithm).
+    static func civilDate(daysSinceEpoch: Int) -> (Int, Int, Int) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+private func format2(_ value: Int, width: Int = 2) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}

@@ -1,0 +1,49 @@
+// Turns captured addresses into frames with images, demangled names and source locations.
+@_spi(Internal) import Runtime
+import StallwatchCore
+
+/// Names the frames of a captured stack, off the watched process.
+///
+/// Uses the toolchain's own symbolicator (`Runtime.Backtrace.symbolicated`, SPI pinned to this toolchain):
+/// it reads ELF symbol tables and DWARF line tables, demangles Swift names and expands inlined frames.
+/// It caches what it has read per image, so the first stall of a run costs milliseconds and later ones a
+/// fraction of one.
+public struct Symbolicator: Sendable {
+    public init() {}
+
+    /// - Parameters:
+    ///   - addresses: frame 0 is the interrupted program counter, the rest are return addresses.
+    ///   - images: the process's images, captured while it was alive.
+    /// - Returns: one frame per address, plus one per inlined call at that address (marked `inlined`).
+    public func symbolicate(_ addresses: [UInt64], images: ProcessImages) -> [Frame] {
+        let richFrames: [RichFrame<UInt64>] = addresses.enumerated().map { index, address in
+            index == 0 ? .programCounter(address) : .returnAddress(address)
+        }
+        let backtrace = Backtrace(architecture: "x86_64", frames: richFrames, images: images.map)
+        guard let symbolicated = backtrace.symbolicated(with: images.map) else {
+            return addresses.map { bare($0, images: images) }
+        }
+        var frames: [Frame] = []
+        for frame in symbolicated.frames {
+            let address = UInt64(frame.captured.originalProgramCounter) ?? 0
+            var result = bare(address, images: images)
+            if let symbol = frame.symbol {
+                result.symbol = symbol.name
+                if let location = symbol.sourceLocation, !location.path.isEmpty {
+                    result.file = location.path
+                    result.line = location.line > 0 ? location.line : nil
+                    result.column = location.column > 0 ? location.column : nil
+                }
+            }
+            result.inlined = frame.inlined
+            frames.append(result)
+        }
+        return frames
+    }
+
+    /// A frame with its image and offset but no name.
+    private func bare(_ address: UInt64, images: ProcessImages) -> Frame {
+        let image = images.image(containing: address)
+        return Frame(address: address, image: image?.path, offset: image?.offset)
+    }
+}

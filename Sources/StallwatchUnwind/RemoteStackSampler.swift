@@ -1,0 +1,125 @@
+// Captures another process's thread stacks with ptrace + libunwind, stopping the thread for a
+// fraction of a millisecond. The Swift face of the CStallwatchUnwind shim.
+import CStallwatchUnwind
+import Glibc
+
+/// One thread's stack, captured from outside its process.
+public struct RemoteStack: Sendable {
+    /// Frame addresses in the target's address space, innermost first. `addresses[0]` is the
+    /// program counter where the thread was stopped; every later entry is a return address (the
+    /// instruction after a call), so a symbolicator should look up `address - 1` for those.
+    public var addresses: [UInt64]
+    /// How long the thread was stopped: from just before `PTRACE_INTERRUPT` to just after
+    /// `PTRACE_DETACH`. An upper bound: it includes `stopWaitNanoseconds`.
+    public var stoppedNanoseconds: UInt64
+    /// The part of `stoppedNanoseconds` spent waiting for the thread to reach its stop, during
+    /// which it still ran (or waited for a CPU). The rest is the unwind and the detach.
+    public var stopWaitNanoseconds: UInt64
+    /// The whole capture, including the per-process preparation done before stopping the thread.
+    public var totalNanoseconds: UInt64
+    /// A frame lay in the target's vDSO (e.g. inside `clock_gettime`) and was unwound through.
+    public var reachedVDSO: Bool
+    /// libunwind's error code (a negative `UNW_E*`) if the walk ended before the outermost frame,
+    /// 0 if it ended normally or at `maxFrames`.
+    public var unwindError: Int32
+
+    public init(
+        addresses: [UInt64],
+        stoppedNanoseconds: UInt64,
+        totalNanoseconds: UInt64,
+        reachedVDSO: Bool,
+        stopWaitNanoseconds: UInt64 = 0,
+        unwindError: Int32 = 0
+    ) {
+        self.addresses = addresses
+        self.stoppedNanoseconds = stoppedNanoseconds
+        self.stopWaitNanoseconds = stopWaitNanoseconds
+        self.totalNanoseconds = totalNanoseconds
+        self.reachedVDSO = reachedVDSO
+        self.unwindError = unwindError
+    }
+}
+
+/// Takes stacks of threads in other processes.
+///
+/// Keeps libunwind's caches between captures, so the second and later captures of a process stop
+/// its thread for tens of microseconds instead of milliseconds. Capturing another process flushes
+/// them. Use one sampler from one thread at a time: it is not thread-safe.
+///
+/// Waiting: while a thread is being captured, the calling process is its ptrace tracer, and any
+/// `waitpid` in this process that covers it (such as a reaper thread blocked in `waitpid(pid, ..., 0)`,
+/// which reports ptrace stops of traced children even without `WUNTRACED`) could take the stop
+/// notification the sampler waits for. Reap children with `__WNOTHREAD` from the thread that
+/// spawned them, or serialize reaping with captures.
+public final class RemoteStackSampler {
+    private var sampler: OpaquePointer?
+
+    public init() {}
+
+    deinit {
+        if let sampler { sw_remote_sampler_destroy(sampler) }
+    }
+
+    /// Stops thread `tid` of process `pid`, records its stack and lets it run again.
+    ///
+    /// - Parameters:
+    ///   - pid: The process; its caches are kept until another pid is captured.
+    ///   - tid: The thread (equal to `pid` for the main thread).
+    ///   - maxFrames: The most frames to record.
+    ///   - timeout: How long to wait for the thread to stop. A thread in uninterruptible sleep
+    ///     (disk I/O, `vfork`) stops only when it leaves it; on timeout the capture fails and the
+    ///     thread is released when it stops, at the next capture or when the sampler is deinitialized.
+    public func capture(
+        pid: Int32,
+        tid: Int32,
+        maxFrames: Int = 256,
+        timeout: Duration = .seconds(1)
+    ) throws(RemoteCaptureError) -> RemoteStack {
+        if sampler == nil { sampler = sw_remote_sampler_create() }
+        guard let sampler else { throw .failed("cannot create a libunwind address space") }
+
+        let capacity = max(1, min(maxFrames, 4096))
+        let components = timeout.components
+        let milliseconds = Int32(clamping: components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+        var result = sw_remote_result()
+        let addresses = [UInt64](unsafeUninitializedCapacity: capacity) { buffer, count in
+            _ = sw_remote_capture(
+                sampler, pid, tid, buffer.baseAddress, Int32(capacity), max(1, milliseconds), &result)
+            count = result.status == SW_REMOTE_OK ? Int(result.frame_count) : 0
+        }
+
+        switch result.status {
+        case SW_REMOTE_OK:
+            return RemoteStack(
+                addresses: addresses,
+                stoppedNanoseconds: result.stopped_ns,
+                totalNanoseconds: result.total_ns,
+                reachedVDSO: result.reached_vdso != 0,
+                stopWaitNanoseconds: result.stop_wait_ns,
+                unwindError: result.unwind_error
+            )
+        case SW_REMOTE_PERMISSION_DENIED:
+            throw .permissionDenied(errno: result.error_number)
+        case SW_REMOTE_NO_SUCH_THREAD:
+            throw .noSuchThread
+        case SW_REMOTE_EXITED:
+            throw .processExited(waitStatus: result.wait_status)
+        case SW_REMOTE_TIMED_OUT:
+            throw .failed("thread \(tid) did not stop within \(timeout) (uninterruptible sleep?)")
+        default:
+            let call = result.failed_call.map { String(cString: $0) } ?? "capture"
+            throw .failed("\(call): \(describe(errno: result.error_number))")
+        }
+    }
+
+    /// Forgets cached unwind rules, for a target that may have unloaded and loaded code at
+    /// addresses seen before.
+    public func flush() {
+        if let sampler { sw_remote_sampler_flush(sampler) }
+    }
+}
+
+private func describe(errno code: Int32) -> String {
+    guard let text = strerror(code) else { return "errno \(code)" }
+    return "\(String(cString: text)) (errno \(code))"
+}

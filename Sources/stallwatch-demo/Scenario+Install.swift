@@ -1,0 +1,120 @@
+// Wiring each scenario to the main run loop: which callout runs the culprit, and who triggers it when.
+import Foundation
+import Synchronization
+
+extension Scenario {
+    /// How long before each `mutex` stall the background sync takes the lock, so it always wins the race.
+    private static let lockHeadStart: Duration = .milliseconds(50)
+    /// The baseline's rhythm: a timer and a main-queue block per beat, half a beat apart.
+    private static let baselineBeat: Duration = .milliseconds(50)
+
+    /// Arms this scenario's stalls (or, for `baseline`, its routine work) on the main run loop.
+    ///
+    /// Call once on the main thread before running the loop; the work then runs on `timeline`'s schedule.
+    func install(on timeline: StallTimeline) {
+        let starts = timeline.stallIndices.map(timeline.start(ofStall:))
+        switch self {
+        case .cpu:
+            addStallTimers(timeline) { stall in
+                WorkResults.keep(ReportRenderer.renderMonthlyReport(until: stall.deadline))
+            }
+        case .sleep:
+            addStallTimers(timeline) { _ in
+                WorkResults.keep(SettingsLoader.reloadSettings(taking: timeline.stallDuration))
+            }
+        case .mainQueue:
+            BackgroundTimeline.start(named: "gallery-loader", at: starts) { index in
+                DispatchQueue.main.async {
+                    measureStall(index, timeline) { stall in
+                        WorkResults.keep(PhotoGallery.refreshGallery(until: stall.deadline))
+                    }
+                }
+            }
+        case .source:
+            let inbox = PendingStalls()
+            let source = MainRunLoopSource {
+                for index in inbox.takeAll() {
+                    measureStall(index, timeline) { stall in
+                        WorkResults.keep(InboxConnection.handleIncomingSignal(until: stall.deadline))
+                    }
+                }
+            }
+            BackgroundTimeline.start(named: "inbox-receiver", at: starts) { index in
+                inbox.post(index)
+                source.signal()
+            }
+        case .mutex:
+            BackgroundTimeline.start(named: "accounts-sync", at: starts.map { $0 - Self.lockHeadStart }) { _ in
+                AccountStore.shared.syncInBackground(holdingLockFor: timeline.stallDuration)
+            }
+            addStallTimers(timeline) { _ in AccountsView.refreshBalances(from: AccountStore.shared) }
+        case .vdso:
+            addStallTimers(timeline) { stall in
+                WorkResults.keep(AnimationDriver.renderFrame(until: stall.deadline))
+            }
+        case .observer:
+            // Like a UI toolkit: a timer marks layout dirty, and the observer lays out before the loop sleeps.
+            let layoutRequests = PendingStalls()
+            MainRunLoop.addBeforeWaitingObserver {
+                for index in layoutRequests.takeAll() {
+                    measureStall(index, timeline) { stall in
+                        WorkResults.keep(LayoutEngine.flushPendingLayout(until: stall.deadline))
+                    }
+                }
+            }
+            for index in timeline.stallIndices {
+                MainRunLoop.addTimer(firingAt: starts[index - 1]) { layoutRequests.post(index) }
+            }
+        case .baseline:
+            installRoutineWork(until: timeline.end)
+        }
+    }
+
+    /// Adds one timer per stall, each running `culprit` as a measured stall.
+    private func addStallTimers(
+        _ timeline: StallTimeline,
+        _ culprit: @escaping @Sendable (StallMeasurement) -> Void
+    ) {
+        for index in timeline.stallIndices {
+            MainRunLoop.addTimer(firingAt: timeline.start(ofStall: index)) {
+                measureStall(index, timeline, culprit)
+            }
+        }
+    }
+
+    /// Runs `culprit` on the main thread between the start and end of ground-truth stall number `index`.
+    private func measureStall(_ index: Int, _ timeline: StallTimeline, _ culprit: (StallMeasurement) -> Void) {
+        let stall = StallMeasurement(scenario: self, index: index, duration: timeline.stallDuration)
+        culprit(stall)
+        stall.finish()
+    }
+
+    /// Keeps the loop lightly busy until `end`: a 5 ms timer callout and a 2 ms main-queue block every beat.
+    private func installRoutineWork(until end: MonotonicInstant) {
+        let firstBeat = MonotonicInstant.now() + Self.baselineBeat
+        MainRunLoop.addTimer(firingAt: firstBeat, repeatingEvery: Self.baselineBeat) {
+            WorkResults.keep(Heartbeat.sendHeartbeat(until: .now() + .milliseconds(5)))
+        }
+        let blockTimes = sequence(first: firstBeat + Self.baselineBeat / 2) { $0 + Self.baselineBeat }
+            .prefix { $0 < end }
+        BackgroundTimeline.start(named: "status-poller", at: Array(blockTimes)) { _ in
+            DispatchQueue.main.async {
+                WorkResults.keep(StatusBar.refreshClock(until: .now() + .milliseconds(2)))
+            }
+        }
+    }
+}
+
+/// Stall numbers handed to the main thread, in order, from whichever thread decided a stall is due.
+private final class PendingStalls: Sendable {
+    private let indices = Mutex<[Int]>([])
+
+    func post(_ index: Int) { indices.withLock { $0.append(index) } }
+
+    func takeAll() -> [Int] {
+        indices.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
+    }
+}

@@ -1,0 +1,114 @@
+// Runs the real stallwatch executable, as a user would, and parses what it prints.
+import Foundation
+import Testing
+
+/// The built products: the test bundle sits in the same directory as `stallwatch` and `stallwatch-demo`.
+enum Products {
+    static let directory: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return (executable as NSString).deletingLastPathComponent
+    }()
+
+    static var stallwatch: String { directory + "/stallwatch" }
+    static var demo: String { directory + "/stallwatch-demo" }
+}
+
+/// What one stallwatch run printed and returned.
+struct RunResult {
+    let stdout: String
+    let stderr: String
+    let status: Int32
+
+    /// Every JSON record on stdout (the JSON-lines report when `--format json` goes to stdout).
+    var records: [[String: Any]] { JSONLines.parse(stdout) }
+    var stalls: [[String: Any]] { records.filter { $0["event"] as? String == "stall" } }
+    var summary: [String: Any]? { records.last { $0["event"] as? String == "summary" } }
+
+    /// The demo's own measurements of its stalls, from its stderr.
+    var groundTruth: [DemoStall] { stderr.split(separator: "\n").compactMap { DemoStall(line: String($0)) } }
+}
+
+enum JSONLines {
+    static func parse(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("{") else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+}
+
+/// One line of the demo's ground truth: `stallwatch-demo: stall scenario=cpu index=1 ... duration_ms=601.2`.
+struct DemoStall {
+    let scenario: String
+    let durationMs: Double
+    let startNanoseconds: UInt64
+    let culprit: String
+
+    init?(line: String) {
+        guard line.hasPrefix("stallwatch-demo: stall ") else { return nil }
+        var fields: [String: String] = [:]
+        for part in line.split(separator: " ") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+        }
+        guard let scenario = fields["scenario"], let duration = fields["duration_ms"].flatMap(Double.init),
+            let start = fields["start_ns"].flatMap(UInt64.init), let culprit = fields["culprit"]
+        else { return nil }
+        self.scenario = scenario
+        self.durationMs = duration
+        self.startNanoseconds = start
+        self.culprit = culprit
+    }
+}
+
+/// Runs `stallwatch ARGUMENTS`, optionally as another user, and waits for it (killing it after `timeout`).
+func runStallwatch(
+    _ arguments: [String], asUser user: String? = nil, environment: [String: String]? = nil,
+    timeout: TimeInterval = 90
+) throws -> RunResult {
+    let process = Process()
+    if let user {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
+            "--", Products.stallwatch] + arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = arguments
+    }
+    if let environment { process.environment = environment }
+    let stdoutPipe = Pipe()
+    let stderrPipe = Pipe()
+    process.standardOutput = stdoutPipe
+    process.standardError = stderrPipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Read both pipes concurrently so neither fills up and blocks the child.
+    let stderrBox = DataBox()
+    let reader = Thread { stderrBox.data = stderrPipe.fileHandleForReading.readDataToEndOfFile() }
+    reader.start()
+    let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+    let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    killer.cancel()
+    while !stderrBox.done { usleep(1000) }
+    return RunResult(
+        stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: stderrBox.data, as: UTF8.self),
+        status: process.terminationStatus)
+}
+
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Data?
+    var data: Data {
+        get { lock.withLock { storage ?? Data() } }
+        set { lock.withLock { storage = newValue } }
+    }
+    var done: Bool { lock.withLock { storage != nil } }
+}
+
+/// Every symbol in a stall record's samples.
+func symbols(in stall: [String: Any]) -> [String] {
+    let samples = stall["samples"] as? [[String: Any]] ?? []
+    return samples.flatMap { ($0["frames"] as? [[String: Any]] ?? []).compactMap { $0["symbol"] as? String } }
+}
