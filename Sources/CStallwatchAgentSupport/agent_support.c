@@ -270,7 +270,7 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int 
             if (atomic_load(&answered_generation) == generation) {
                 memcpy(addresses, frames, (size_t)frame_count * sizeof frames[0]);
                 if (stopped_ns != NULL) *stopped_ns = handler_ns;
-                result = frame_count;
+                result = frame_count > 0 ? frame_count : failure(-EIO, "libunwind could not start the unwind");
                 break;
             }
         }

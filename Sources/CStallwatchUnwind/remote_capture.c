@@ -35,8 +35,8 @@ enum {
     POLL_NS = 10000,   // then poll this often
 };
 
-/// A page of the stopped thread's memory. Valid only while that thread stays stopped: the cache is
-/// emptied at every capture.
+/// A page of the target's memory (its stack, or an unwind table). Valid only while the thread stays
+/// stopped: the cache is emptied at every capture.
 typedef struct {
     uint64_t address;  // page-aligned; 0 = empty
     uint8_t bytes[PAGE];
@@ -397,6 +397,7 @@ int sw_remote_capture(sw_remote_sampler *s, int pid, int tid, uint64_t *addresse
     int got = await_event(tid, stop_start + (uint64_t)timeout_ms * 1000000ull, &info);
     if (got < 0) {
         fail(r, "waitid", errno);
+        s->pending_tid = tid;  // still ours: detach it once it is seen stopped
     } else if (got == 0) {
         // Still running (uninterruptible sleep). PTRACE_DETACH needs a stopped tracee: remember it.
         s->pending_tid = tid;

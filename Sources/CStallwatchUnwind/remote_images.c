@@ -21,22 +21,33 @@ void sw_images_clear(sw_images *images) {
 }
 
 void sw_images_load(sw_images *images, pid_t pid) {
-    sw_images_clear(images);
+    // Reloading the same process keeps the handles of mappings that did not change.
+    sw_images old = *images;
+    if (old.pid != pid) sw_images_clear(&old);
     images->pid = pid;
+    images->count = 0;
     char path[64], line[4096 + 128];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *maps = fopen(path, "re");
-    if (maps == NULL) return;
-    while (fgets(line, sizeof line, maps) != NULL && images->count < SW_MAX_IMAGES) {
+    while (maps != NULL && fgets(line, sizeof line, maps) != NULL && images->count < SW_MAX_IMAGES) {
         unsigned long long start, end;
         char perms[8];
         int name_at = 0;
         if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name_at) != 3) continue;
         // Only file-backed code: [vdso] is handled separately, anonymous JIT code has no tables.
         if (perms[2] != 'x' || line[name_at] != '/') continue;
-        images->list[images->count++] = (sw_image){start, end, NULL};
+        sw_image image = {start, end, NULL};
+        for (int i = 0; i < old.count; i++) {
+            if (old.list[i].start == start && old.list[i].end == end) {
+                image.upt = old.list[i].upt;
+                old.list[i].upt = NULL;
+                break;
+            }
+        }
+        images->list[images->count++] = image;
     }
-    fclose(maps);
+    if (maps != NULL) fclose(maps);
+    sw_images_clear(&old);
 }
 
 void *sw_images_handle(sw_images *images, uint64_t ip) {
@@ -52,8 +63,8 @@ void *sw_images_handle(sw_images *images, uint64_t ip) {
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space) {
     for (int i = 0; i < images->count; i++) {
         sw_image *image = &images->list[i];
-        if (image->upt == NULL) image->upt = _UPT_create(images->pid);
-        if (image->upt == NULL) continue;
+        if (image->upt != NULL) continue;  // opened before
+        if ((image->upt = _UPT_create(images->pid)) == NULL) continue;
         // Any address will do: the handle maps the ELF file and its table even if no FDE matches.
         unw_proc_info_t pi;
         memset(&pi, 0, sizeof pi);

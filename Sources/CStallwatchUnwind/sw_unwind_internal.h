@@ -38,13 +38,13 @@ typedef struct sw_images {
     sw_image list[SW_MAX_IMAGES];
 } sw_images;
 
-/// Reads the target's executable file mappings (drops all handles first).
+/// Reads the target's executable file mappings; for the same pid, unchanged mappings keep their handles.
 void sw_images_load(sw_images *images, pid_t pid);
 /// Closes all handles.
 void sw_images_clear(sw_images *images);
 /// The handle for the image containing `ip`, or NULL when no known image does.
 void *sw_images_handle(sw_images *images, uint64_t ip);
-/// Opens every image's ELF file and unwind table now, so the first capture does not do it while the
+/// Opens every image's ELF file and unwind table not opened yet, so a capture does not do it while the
 /// target is stopped. Reads target memory through `space`'s accessors: call with the sampler active.
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space);
 

@@ -76,7 +76,8 @@ final class Collector {
         if loadedPids.isEmpty {
             warnings.append(
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"
-                    + " it is injected with LD_PRELOAD, which statically linked and setuid programs ignore")
+                    + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"
+                    + " privileges (setuid, setgid, file capabilities) ignore")
         } else if watchedPids.isEmpty {
             warnings.append(
                 "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
@@ -203,7 +204,7 @@ final class Collector {
     }
 
     static func processName(_ pid: Int32) -> String {
-        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
+        let comm = ProcFile.read("/proc/\(pid)/comm")?
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return comm.flatMap { $0.isEmpty ? nil : $0 } ?? "pid \(pid)"
     }

@@ -17,7 +17,7 @@ enum PtraceAdvice {
 
     /// `kernel.yama.ptrace_scope`, or nil when Yama is not enabled.
     static func yamaScope() -> Int? {
-        (try? String(contentsOfFile: "/proc/sys/kernel/yama/ptrace_scope", encoding: .utf8))
+        ProcFile.read("/proc/sys/kernel/yama/ptrace_scope")
             .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 }

@@ -10,7 +10,7 @@ enum SwiftRuntimeCheck {
 
     /// The real path of the Swift runtime this process (and the agent, built with it) uses.
     static func agentRuntimePath() -> String? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        guard let maps = ProcFile.read("/proc/self/maps") else { return nil }
         for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
             if let slash = line.firstIndex(of: "/") { return realPath(String(line[slash...])) }
         }

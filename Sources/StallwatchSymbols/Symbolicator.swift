@@ -15,7 +15,10 @@ public struct Symbolicator: Sendable {
     ///   - addresses: frame 0 is the interrupted program counter, the rest are return addresses.
     ///   - images: the process's images, captured while it was alive.
     /// - Returns: one frame per address, plus one per inlined call at that address (marked `inlined`).
-    public func symbolicate(_ addresses: [UInt64], images: ProcessImages) -> [Frame] {
+    public func symbolicate(_ captured: [UInt64], images: ProcessImages) -> [Frame] {
+        // Unwinders may end a walk with a zero return address (the outermost frame's): not a frame.
+        var addresses = captured
+        while addresses.last == 0 { addresses.removeLast() }
         let richFrames: [RichFrame<UInt64>] = addresses.enumerated().map { index, address in
             index == 0 ? .programCounter(address) : .returnAddress(address)
         }
@@ -26,6 +29,8 @@ public struct Symbolicator: Sendable {
         var frames: [Frame] = []
         for frame in symbolicated.frames {
             let address = UInt64(frame.captured.originalProgramCounter) ?? 0
+            // The symbolicator marks the end of a walk (or omitted frames) with an address-less frame.
+            guard address != 0 else { continue }
             var result = bare(address, images: images)
             if let symbol = frame.symbol {
                 result.symbol = symbol.name

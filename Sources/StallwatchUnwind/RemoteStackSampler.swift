@@ -67,8 +67,12 @@ public final class RemoteStackSampler {
     ///   - tid: The thread (equal to `pid` for the main thread).
     ///   - maxFrames: The most frames to record.
     ///   - timeout: How long to wait for the thread to stop. A thread in uninterruptible sleep
-    ///     (disk I/O, `vfork`) stops only when it leaves it; on timeout the capture fails and the
-    ///     thread is released when it stops, at the next capture or when the sampler is deinitialized.
+    ///     (disk I/O, `vfork`) stops only when it leaves it. On timeout the capture fails and the
+    ///     thread is released once it stops: by the next capture (which fails until then) or by
+    ///     deinit (which waits up to 1 s). ptrace binds a tracee to the tracing thread, so both
+    ///     must run on the thread that timed out.
+    /// - Throws: `RemoteCaptureError`. `processExited` leaves the process unreaped: a parent still
+    ///   collects the same status with `waitpid`.
     public func capture(
         pid: Int32,
         tid: Int32,

@@ -4,7 +4,12 @@ import Synchronization
 
 extension Scenario {
     /// How long before each `mutex` stall the background sync takes the lock, so it always wins the race.
-    private static let lockHeadStart: Duration = .milliseconds(50)
+    ///
+    /// At most half the idle gap between stalls: the main thread must have taken and released the lock from the
+    /// previous stall before the sync takes it again, or the sync would wait for a main thread blocked on it.
+    private static func lockHeadStart(_ timeline: StallTimeline) -> Duration {
+        min(.milliseconds(50), (timeline.period - timeline.stallDuration) / 2)
+    }
     /// The baseline's rhythm: a timer and a main-queue block per beat, half a beat apart.
     private static let baselineBeat: Duration = .milliseconds(50)
 
@@ -44,7 +49,7 @@ extension Scenario {
                 source.signal()
             }
         case .mutex:
-            BackgroundTimeline.start(named: "accounts-sync", at: starts.map { $0 - Self.lockHeadStart }) { _ in
+            BackgroundTimeline.start(named: "accounts-sync", at: starts.map { $0 - Self.lockHeadStart(timeline) }) { _ in
                 AccountStore.shared.syncInBackground(holdingLockFor: timeline.stallDuration)
             }
             addStallTimers(timeline) { _ in AccountsView.refreshBalances(from: AccountStore.shared) }

@@ -3,47 +3,46 @@
 import CStallwatchAgentSupport
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
-/// A pthread of this process blocked in `read()` on a pipe inside `blockingBody` until `finish()`.
+/// A pthread of this process blocked in `read()` on a pipe inside `body` until `finish()`.
 private final class BlockedThread {
     let tid: Int32
-    private let pipe: (read: Int32, write: Int32)
     private var thread = pthread_t()
+    /// [release pipe read end, release pipe write end, ready pipe read end, ready pipe write end];
+    /// only read by the thread, and written before it starts.
+    private let descriptors = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
     /// The C function the thread runs: its frame must show up in the captured stack.
     static let body: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { argument in
-        let words = argument!.assumingMemoryBound(to: Int32.self)
+        let descriptors = argument!.assumingMemoryBound(to: Int32.self)
         unblockCaptureSignal()
-        words[1] = Int32(sw_agent_gettid())
+        var tid = sw_agent_gettid()
+        _ = write(descriptors[3], &tid, MemoryLayout<Int32>.size)
         var byte: UInt8 = 0
         // Blocks here; `read` is restarted after our SA_RESTART handler, so the thread notices nothing.
-        _ = read(words[0], &byte, 1)
+        _ = read(descriptors[0], &byte, 1)
         return nil
     }
 
-    private let words = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
-
     init() {
-        var fds: [Int32] = [0, 0]
-        _ = Glibc.pipe(&fds)
-        pipe = (fds[0], fds[1])
-        words[0] = pipe.read
-        words[1] = 0
-        pthread_create(&thread, nil, Self.body, words)
-        while UnsafeMutablePointer(mutating: words)[1] == 0 { usleep(1000) }
-        tid = words[1]
+        _ = pipe(descriptors)
+        _ = pipe(descriptors + 2)
+        pthread_create(&thread, nil, Self.body, descriptors)
+        var tid: Int32 = 0
+        _ = read(descriptors[2], &tid, MemoryLayout<Int32>.size)
+        self.tid = tid
         // Let it reach read().
         for _ in 0..<200 where procState(pid: getpid(), tid: tid) != "S" { usleep(1000) }
     }
 
     func finish() {
         var byte: UInt8 = 1
-        _ = write(pipe.write, &byte, 1)
+        _ = write(descriptors[1], &byte, 1)
         pthread_join(thread, nil)
-        close(pipe.read)
-        close(pipe.write)
-        words.deallocate()
+        for index in 0..<4 { close(descriptors[index]) }
+        descriptors.deallocate()
     }
 
     static var bodyAddress: UInt64 { UInt64(UInt(bitPattern: unsafeBitCast(body, to: UnsafeRawPointer.self))) }
@@ -114,37 +113,39 @@ struct InProcessCaptureTests {
 
     @Test("a thread sleeping in usleep is captured (and its sleep is cut short: the known EINTR flaw)")
     func sleepingThread() throws {
-        final class Box: @unchecked Sendable {
-            var tid: Int32 = 0
-            var slept: UInt64 = 0
+        final class Box: Sendable {
+            let tid = Atomic<Int32>(0)
+            let slept = Atomic<UInt64>(0)
         }
         let box = Box()
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             unblockCaptureSignal()
-            box.tid = sw_agent_gettid()
+            box.tid.store(sw_agent_gettid(), ordering: .releasing)
             let start = sw_agent_now_ns()
             usleep(300_000)
-            box.slept = sw_agent_now_ns() - start
+            box.slept.store(sw_agent_now_ns() - start, ordering: .releasing)
             done.signal()
         }
         thread.start()
-        while box.tid == 0 { usleep(1000) }
+        while box.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
         usleep(50_000)
         var addresses = [UInt64](repeating: 0, count: 128)
-        let count = sw_agent_capture_thread(box.tid, &addresses, 128, 1000, nil)
+        let count = sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, 128, 1000, nil)
         done.wait()
         try #require(count > 3)
         #expect(imageName(addresses[0])?.contains("libc.so") == true, "innermost frame is clock_nanosleep")
         // Not asserted: whether usleep returned early. It does (EINTR), which is why ptrace is preferred.
-        print("usleep(300 ms) with one in-process capture after 50 ms slept \(box.slept / 1_000_000) ms")
+        print(
+            "usleep(300 ms) with one in-process capture after 50 ms slept \(box.slept.load(ordering: .acquiring) / 1_000_000) ms"
+        )
     }
 
     @Test("a thread that blocks the signal times out, and its late answer does not corrupt the next capture")
     func lateHandler() throws {
-        final class Box: @unchecked Sendable {
-            var tid: Int32 = 0
-            var release = false
+        final class Box: Sendable {
+            let tid = Atomic<Int32>(0)
+            let release = Atomic<Bool>(false)
         }
         let box = Box()
         let done = DispatchSemaphore(value: 0)
@@ -153,22 +154,22 @@ struct InProcessCaptureTests {
             sigemptyset(&blocked)
             sigaddset(&blocked, sw_agent_default_capture_signal())
             pthread_sigmask(SIG_BLOCK, &blocked, nil)
-            box.tid = sw_agent_gettid()
-            while !box.release { usleep(1000) }
+            box.tid.store(sw_agent_gettid(), ordering: .releasing)
+            while !box.release.load(ordering: .acquiring) { usleep(1000) }
             // The pending signal is delivered now, long after its request timed out.
             pthread_sigmask(SIG_UNBLOCK, &blocked, nil)
             done.signal()
         }
         thread.start()
-        while box.tid == 0 { usleep(1000) }
+        while box.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
 
         var addresses = [UInt64](repeating: 0, count: 128)
-        #expect(sw_agent_capture_thread(box.tid, &addresses, 128, 100, nil) == -ETIMEDOUT)
+        #expect(sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, 128, 100, nil) == -ETIMEDOUT)
         #expect(String(cString: sw_agent_capture_error()).contains("did not answer"))
 
         let blocked = BlockedThread()
         defer { blocked.finish() }
-        box.release = true
+        box.release.store(true, ordering: .releasing)
         done.wait()
         for _ in 0..<3 {
             let count = sw_agent_capture_thread(blocked.tid, &addresses, 128, 1000, nil)

@@ -113,7 +113,8 @@ func procState(pid: Int32, tid: Int32) -> Character? {
 ///
 /// `spin` loops on clock_gettime() (so it is usually inside the vDSO) in `sw_helper_spin_inner`,
 /// called from `sw_helper_spin_outer`, called from `main`; it prints the addresses of those
-/// functions first. `traced` forks a child that PTRACE_SEIZEs the parent, then sleeps.
+/// functions first. `sleep` makes one nanosleep(1 s) call and exits 3 if it was interrupted
+/// (coreutils' sleep would retry). `traced` forks a child that PTRACE_SEIZEs the parent, then sleeps.
 enum CHelper {
     static let source = #"""
         #include <signal.h>
@@ -131,6 +132,11 @@ enum CHelper {
         __attribute__((noinline)) void sw_helper_spin_outer(void) { sw_helper_spin_inner(); __asm__ volatile(""); }
 
         int main(int argc, char **argv) {
+            if (argc > 1 && strcmp(argv[1], "sleep") == 0) {
+                // One nanosleep, not retried: exit 3 if anything interrupted it.
+                struct timespec second = {1, 0};
+                return nanosleep(&second, NULL) == 0 ? 0 : 3;
+            }
             if (argc > 1 && strcmp(argv[1], "traced") == 0) {
                 pid_t parent = getpid();
                 if (fork() == 0) {
@@ -147,16 +153,20 @@ enum CHelper {
         }
         """#
 
-    /// The helper's path, or nil if it could not be built (no cc).
+    /// The helper's path, or nil if it could not be built (no cc). Built once per source text and
+    /// kept in the temporary directory; concurrent test runs each build and atomically rename.
     static let path: String? = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "stallwatch-unwind-tests-\(getpid())")
+        let hash = source.utf8.reduce(UInt64(5381)) { ($0 &* 33) ^ UInt64($1) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-unwind-tests")
+        let binaryPath = directory.appendingPathComponent("helper-\(String(hash, radix: 16))").path
+        if access(binaryPath, X_OK) == 0 { return binaryPath }
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let sourcePath = directory.appendingPathComponent("helper.c").path
-        let binaryPath = directory.appendingPathComponent("helper").path
-        guard (try? source.write(toFile: sourcePath, atomically: true, encoding: .utf8)) != nil,
-            let compiler = try? TargetProcess(["/usr/bin/cc", "-O1", "-g", "-o", binaryPath, sourcePath]),
-            compiler.wait() == 0
+        let scratch = "\(binaryPath)-\(getpid())"
+        defer { unlink("\(scratch).c") }
+        guard (try? source.write(toFile: "\(scratch).c", atomically: false, encoding: .utf8)) != nil,
+            let compiler = try? TargetProcess(["/usr/bin/cc", "-O1", "-g", "-o", scratch, "\(scratch).c"]),
+            compiler.wait() == 0,
+            rename(scratch, binaryPath) == 0
         else { return nil }
         return binaryPath
     }()

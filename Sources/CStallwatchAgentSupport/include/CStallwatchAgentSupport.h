@@ -31,9 +31,10 @@ const char *sw_agent_capture_error(void);
 /// handler unwind itself into a static buffer, waits up to `timeout_ms`, and copies the frames out.
 /// `addresses[0]` is the interrupted program counter; the following entries are return addresses
 /// (symbolicate `address - 1`). `stopped_ns`, if not NULL, receives how long the thread spent in the
-/// handler. Returns the frame count, or a negative errno: -EINVAL (not prepared, bad argument),
-/// -ESRCH (no such thread), -ETIMEDOUT (the thread did not answer in time, e.g. it blocks the signal),
-/// -EDEADLK (called on the thread to capture). Callers are serialized.
+/// handler. Returns the frame count (> 0), or a negative errno: -EINVAL (not prepared, bad argument),
+/// -ESRCH (no such thread), -ETIMEDOUT (the thread did not answer in time: it blocks the signal, as
+/// libdispatch worker threads and threads they create do), -EDEADLK (called on the thread to
+/// capture), -EIO (libunwind failed). Callers are serialized.
 ///
 /// The signal interrupts what the thread is doing: a blocking nanosleep()/usleep()/select() in it
 /// returns early with EINTR (SA_RESTART does not restart sleeps), which the workload may not retry.
