@@ -29,7 +29,7 @@ let package = Package(
             name: "CStallwatchAgentSupport",
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        // Linux calls the collector needs that Swift's Glibc module does not import (signalfd).
+        // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
         .target(name: "CStallwatchSystem"),
         .target(name: "StallwatchCore"),
         .target(
@@ -40,7 +40,7 @@ let package = Package(
             name: "StallwatchUnwind",
             dependencies: ["StallwatchCore", "CStallwatchUnwind"]
         ),
-        .target(name: "StallwatchSymbols", dependencies: ["StallwatchCore"]),
+        .target(name: "StallwatchSymbols", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
         .target(
             name: "StallwatchCLI",
@@ -49,7 +49,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "stallwatch", dependencies: ["StallwatchCLI"]),
-        .executableTarget(name: "stallwatch-demo"),
+        .executableTarget(name: "stallwatch-demo", dependencies: ["CStallwatchSystem"]),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
         .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),

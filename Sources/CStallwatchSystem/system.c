@@ -2,6 +2,11 @@
 #define _GNU_SOURCE
 #include "CStallwatchSystem.h"
 
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -17,4 +22,36 @@ int sw_signalfd_read(int descriptor, int *sent_by_process) {
     // SI_USER (kill) and SI_QUEUE (sigqueue) are <= 0; the kernel and tty use positive codes.
     *sent_by_process = info.ssi_code <= 0;
     return (int)info.ssi_signo;
+}
+
+const char *sw_vdso_symbol(unsigned long offset) {
+    uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (base == 0 || offset >= sw_vdso_size()) {
+        return NULL;
+    }
+    Dl_info info;
+    if (dladdr((void *)(base + offset), &info) == 0 || info.dli_sname == NULL) {
+        return NULL;
+    }
+    return info.dli_sname;
+}
+
+unsigned long sw_vdso_size(void) {
+    // The vDSO's extent is the end of its last loadable segment, from its own program headers.
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+    if (header == NULL) {
+        return 0;
+    }
+    const ElfW(Phdr) *segments = (const ElfW(Phdr) *)((const char *)header + header->e_phoff);
+    unsigned long end = 0;
+    for (int index = 0; index < header->e_phnum; index++) {
+        if (segments[index].p_type == PT_LOAD && segments[index].p_vaddr + segments[index].p_memsz > end) {
+            end = segments[index].p_vaddr + segments[index].p_memsz;
+        }
+    }
+    return end;
+}
+
+int sw_set_dumpable(int value) {
+    return prctl(PR_SET_DUMPABLE, value, 0, 0, 0);
 }

@@ -112,7 +112,7 @@ enum ArgumentDefinitions {
             key: .output,
             names: ["--output"],
             valueName: "file",
-            abstract: "Write reports to <file> instead of stdout; '-' means stdout."
+            abstract: "Append reports to <file>, each flushed as written, instead of stdout; '-' means stdout."
         ),
         ArgumentDefinition(
             key: .color,

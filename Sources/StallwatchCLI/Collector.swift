@@ -199,7 +199,9 @@ final class Collector {
         guard exitStatus == nil else { return }
         var status: Int32 = 0
         let result = waitpid(workload.pid, &status, WNOHANG)
-        if result == workload.pid { exitStatus = status }
+        // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
+        let stopped = status & 0xff == 0x7f
+        if result == workload.pid, !stopped { exitStatus = status }
         if result < 0, errno == ECHILD { exitStatus = exitStatus ?? 0 }
     }
 

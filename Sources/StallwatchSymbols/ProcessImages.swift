@@ -1,43 +1,74 @@
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
-import Foundation
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
+import Foundation
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///
 /// Take it right after capturing a stack: symbolication happens later, possibly after the process exited.
-/// Wraps the toolchain's `Runtime.ImageMap`, which reads `/proc/PID/maps` and each image's build ID.
+/// Wraps the toolchain's `Runtime.ImageMap`, which reads `/proc/PID/maps` and each image's build ID, plus
+/// the vDSO's range, which that map leaves out.
 public struct ProcessImages: @unchecked Sendable {
     let map: ImageMap
+    /// Where the process's vDSO is mapped.
+    public let vdso: Range<UInt64>?
 
-    init(map: ImageMap) {
+    init(map: ImageMap, vdso: Range<UInt64>?) {
         self.map = map
+        self.vdso = vdso
     }
 
     /// The images of another process. Reading its memory needs the same permission as ptrace.
     public static func capture(pid: Int32) -> ProcessImages {
-        ProcessImages(map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)))
+        ProcessImages(
+            map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)),
+            vdso: vdsoRange(mapsOf: "\(pid)"))
     }
 
     /// The images of the calling process (used by the agent, which then sends them to the collector).
     public static func captureCurrentProcess() -> ProcessImages {
-        ProcessImages(map: ImageMap.capture())
+        ProcessImages(map: ImageMap.capture(), vdso: vdsoRange(mapsOf: "self"))
     }
 
-    /// A portable encoding, to carry the map from the agent to the collector.
+    /// The `[vdso]` line of `/proc/PROCESS/maps`.
+    static func vdsoRange(mapsOf process: String) -> Range<UInt64>? {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return nil }
+        defer { try? handle.close() }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("[vdso]") }),
+            let range = line.split(separator: " ").first
+        else { return nil }
+        let bounds = range.split(separator: "-").compactMap { UInt64($0, radix: 16) }
+        return bounds.count == 2 && bounds[0] < bounds[1] ? bounds[0]..<bounds[1] : nil
+    }
+
+    private struct Encoding: Codable {
+        var map: ImageMap
+        var vdsoStart: UInt64?
+        var vdsoEnd: UInt64?
+    }
+
+    /// A portable encoding, to carry the snapshot from the agent to the collector.
     public func encoded() -> [UInt8] {
-        (try? JSONEncoder().encode(map)).map { [UInt8]($0) } ?? []
+        let encoding = Encoding(map: map, vdsoStart: vdso?.lowerBound, vdsoEnd: vdso?.upperBound)
+        return (try? JSONEncoder().encode(encoding)).map { [UInt8]($0) } ?? []
     }
 
-    /// Decodes ``encoded()``; `nil` if the bytes are not an image map.
+    /// Decodes ``encoded()``; `nil` if the bytes are not an image snapshot.
     public init?(encoded bytes: [UInt8]) {
-        guard let map = try? JSONDecoder().decode(ImageMap.self, from: Data(bytes)) else { return nil }
-        self.map = map
+        guard let encoding = try? JSONDecoder().decode(Encoding.self, from: Data(bytes)) else { return nil }
+        map = encoding.map
+        if let start = encoding.vdsoStart, let end = encoding.vdsoEnd, start < end {
+            vdso = start..<end
+        } else {
+            vdso = nil
+        }
     }
 
     public var count: Int { map.count }
 
     /// The path (or name) of the image that contains `address`, and the address's offset from its base.
     public func image(containing address: UInt64) -> (path: String, offset: UInt64)? {
+        if let vdso, vdso.contains(address) { return ("[vdso]", address - vdso.lowerBound) }
         guard let index = map.indexOfImage(at: Backtrace.Address(address)) else { return nil }
         let image = map[index]
         let base = UInt64(image.baseAddress) ?? 0

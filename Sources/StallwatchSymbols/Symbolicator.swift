@@ -1,4 +1,5 @@
 // Turns captured addresses into frames with images, demangled names and source locations.
+import CStallwatchSystem
 @_spi(Internal) import Runtime
 import StallwatchCore
 
@@ -32,18 +33,34 @@ public struct Symbolicator: Sendable {
             // The symbolicator marks the end of a walk (or omitted frames) with an address-less frame.
             guard address != 0 else { continue }
             var result = bare(address, images: images)
+            if result.image == "[vdso]", let offset = result.offset {
+                // Look up the call site, not the return address, for every frame but the interrupted one.
+                let isInterrupted = frames.isEmpty && address == addresses.first
+                result.symbol = vdsoSymbol(at: isInterrupted || offset == 0 ? offset : offset - 1, images: images)
+                frames.append(result)
+                continue
+            }
             if let symbol = frame.symbol {
                 result.symbol = symbol.name
                 if let location = symbol.sourceLocation, !location.path.isEmpty {
                     result.file = location.path
-                    result.line = location.line > 0 ? location.line : nil
-                    result.column = location.column > 0 ? location.column : nil
+                    // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
+                    if location.line > 0 {
+                        result.line = location.line
+                        result.column = location.column > 0 ? location.column : nil
+                    }
                 }
             }
             result.inlined = frame.inlined
             frames.append(result)
         }
         return frames
+    }
+
+    /// The vDSO function at `offset`, named from this process's identical vDSO.
+    private func vdsoSymbol(at offset: UInt64, images: ProcessImages) -> String? {
+        guard let vdso = images.vdso, UInt64(sw_vdso_size()) <= UInt64(vdso.count) + 4096 else { return nil }
+        return sw_vdso_symbol(UInt(offset)).map { String(cString: $0) }
     }
 
     /// A frame with its image and offset but no name.

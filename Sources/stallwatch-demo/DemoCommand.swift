@@ -20,6 +20,8 @@ enum DemoCommand {
           --duration DUR    Length of each stall, e.g. 600ms or 0.6s (default: 600ms).
           --period DUR      Time from one stall's start to the next; must exceed --duration (default: 1500ms).
           --stalls N        How many stalls (default: 2).
+          --forbid-ptrace   Make the process non-dumpable (PR_SET_DUMPABLE 0), as hardened programs do:
+                            only root may ptrace it, so stallwatch falls back to in-process capture.
           --list            List the scenarios and their culprits.
           -h, --help        Show help information.
         """
@@ -59,6 +61,9 @@ enum DemoCommand {
             case "--list":
                 guard inlineValue == nil else { throw DemoUsageError("--list takes no value") }
                 listRequested = true
+            case "--forbid-ptrace":
+                guard inlineValue == nil else { throw DemoUsageError("--forbid-ptrace takes no value") }
+                options.forbidPtrace = true
             case _ where name.hasPrefix("-"): throw DemoUsageError("unknown option '\(argument)'")
             default: throw DemoUsageError("unexpected argument '\(argument)'")
             }
@@ -82,7 +87,7 @@ enum DemoCommand {
     ///
     /// Whole milliseconds keep the banner's `duration_ms`/`period_ms` exact integers; the hour cap keeps
     /// `usleep` and the arithmetic far from overflow.
-    static func parseDuration(_ text: String, for option: String) throws(DemoUsageError) -> Duration {
+    private static func parseDuration(_ text: String, for option: String) throws(DemoUsageError) -> Duration {
         let invalid = DemoUsageError(
             "invalid duration '\(text)' for \(option): expected a positive whole number of milliseconds"
                 + " with a unit, e.g. 600ms or 0.6s"
@@ -109,6 +114,8 @@ struct DemoOptions: Sendable {
     var stallDuration: Duration = .milliseconds(600)
     var period: Duration = .milliseconds(1500)
     var stallCount = 2
+    /// Refuse ptrace from anyone but root, like ssh-agent and other hardened programs.
+    var forbidPtrace = false
 }
 
 /// A command-line mistake, reported as one `stallwatch-demo: error: ...` line and exit status 64.

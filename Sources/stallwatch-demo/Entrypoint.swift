@@ -1,4 +1,5 @@
 // Entry point: parse the command line, arm the chosen scenario on the main run loop, and run it to the end.
+import CStallwatchSystem
 import Foundation
 
 @main
@@ -28,6 +29,10 @@ enum StallwatchDemo {
                 stallDuration: options.stallDuration,
                 period: options.period
             )
+            if options.forbidPtrace, sw_set_dumpable(0) != 0 {
+                DemoStderr.error("cannot make the process non-dumpable: \(String(cString: strerror(errno)))")
+                return 1
+            }
             DemoStderr.announce(options)
             options.scenario.install(on: timeline)
             RunLoop.main.run(until: timeline.end.date)

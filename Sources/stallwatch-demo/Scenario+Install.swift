@@ -10,6 +10,7 @@ extension Scenario {
     private static func lockHeadStart(_ timeline: StallTimeline) -> Duration {
         min(.milliseconds(50), (timeline.period - timeline.stallDuration) / 2)
     }
+
     /// The baseline's rhythm: a timer and a main-queue block per beat, half a beat apart.
     private static let baselineBeat: Duration = .milliseconds(50)
 
@@ -49,7 +50,8 @@ extension Scenario {
                 source.signal()
             }
         case .mutex:
-            BackgroundTimeline.start(named: "accounts-sync", at: starts.map { $0 - Self.lockHeadStart(timeline) }) { _ in
+            let lockTimes = starts.map { $0 - Self.lockHeadStart(timeline) }
+            BackgroundTimeline.start(named: "accounts-sync", at: lockTimes) { _ in
                 AccountStore.shared.syncInBackground(holdingLockFor: timeline.stallDuration)
             }
             addStallTimers(timeline) { _ in AccountsView.refreshBalances(from: AccountStore.shared) }
@@ -71,7 +73,7 @@ extension Scenario {
                 MainRunLoop.addTimer(firingAt: starts[index - 1]) { layoutRequests.post(index) }
             }
         case .baseline:
-            installRoutineWork(until: timeline.end)
+            installRoutineWork(timeline)
         }
     }
 
@@ -94,14 +96,14 @@ extension Scenario {
         stall.finish()
     }
 
-    /// Keeps the loop lightly busy until `end`: a 5 ms timer callout and a 2 ms main-queue block every beat.
-    private func installRoutineWork(until end: MonotonicInstant) {
-        let firstBeat = MonotonicInstant.now() + Self.baselineBeat
+    /// Keeps the loop lightly busy for the whole run: a 5 ms timer callout and a 2 ms main-queue block every beat.
+    private func installRoutineWork(_ timeline: StallTimeline) {
+        let firstBeat = timeline.origin + Self.baselineBeat
         MainRunLoop.addTimer(firingAt: firstBeat, repeatingEvery: Self.baselineBeat) {
             WorkResults.keep(Heartbeat.sendHeartbeat(until: .now() + .milliseconds(5)))
         }
         let blockTimes = sequence(first: firstBeat + Self.baselineBeat / 2) { $0 + Self.baselineBeat }
-            .prefix { $0 < end }
+            .prefix { $0 < timeline.end }
         BackgroundTimeline.start(named: "status-poller", at: Array(blockTimes)) { _ in
             DispatchQueue.main.async {
                 WorkResults.keep(StatusBar.refreshClock(until: .now() + .milliseconds(2)))

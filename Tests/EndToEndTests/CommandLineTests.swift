@@ -96,3 +96,30 @@ import Testing
         #expect(result.stderr.contains("stallwatch-demo: stall"), "the workload's stderr passes through")
     }
 }
+
+/// Users are often not root: the unprivileged path runs stallwatch as `nobody` for real.
+@Suite(.serialized) struct UnprivilegedTests {
+    @Test func watchesAsAnOrdinaryUser() throws {
+        let result = try runStallwatch(
+            ["demo", "--scenario", "cpu", "--format", "json", "--", "--stalls", "1"], asUser: "nobody")
+        #expect(result.status == 0, "\(result.stderr)")
+        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        #expect((stall["capture"] as? [String: Any])?["method"] as? String == "ptrace", "a parent may trace its child")
+        #expect(symbols(in: stall).contains { $0.contains("ChecksumEngine.crunchChecksums") })
+    }
+
+    @Test func fallsBackToInProcessCaptureWhenPtraceIsRefused() throws {
+        let result = try runStallwatch(
+            ["demo", "--scenario", "cpu", "--format", "json", "--", "--stalls", "1", "--forbid-ptrace"],
+            asUser: "nobody")
+        #expect(result.status == 0, "\(result.stderr)")
+        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        let capture = try #require(stall["capture"] as? [String: Any])
+        #expect(capture["method"] as? String == "signal")
+        let note = capture["note"] as? String ?? ""
+        #expect(note.contains("ptrace was not permitted"), "\(note)")
+        #expect(note.contains("non-dumpable"), "the advice names the cause: \(note)")
+        #expect(symbols(in: stall).contains { $0.contains("ChecksumEngine.crunchChecksums") }, "\(symbols(in: stall))")
+        #expect(result.stalls.count == 1 && (stall["durationMs"] as? Double ?? 0) > 500)
+    }
+}

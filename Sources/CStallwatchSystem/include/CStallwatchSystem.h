@@ -1,5 +1,5 @@
-// Linux calls the collector needs that Swift's Glibc module does not import (signalfd is a GNU
-// extension). Only plain C types and sw_-prefixed names cross this header.
+// Linux calls that Swift cannot make through its Glibc module (GNU extensions, variadic functions,
+// dladdr). Only plain C types and sw_-prefixed names cross this header.
 #ifndef C_STALLWATCH_SYSTEM_H
 #define C_STALLWATCH_SYSTEM_H
 
@@ -12,5 +12,18 @@ int sw_signalfd_create(const sigset_t *mask);
 /// `*sent_by_process` is 1 when another process sent it with kill(2)/sigqueue(2), 0 when the kernel or
 /// the terminal generated it (e.g. Ctrl-C, SIGCHLD).
 int sw_signalfd_read(int descriptor, int *sent_by_process);
+
+/// prctl(PR_SET_DUMPABLE, value): 0 makes the process refuse ptrace from anyone without CAP_SYS_PTRACE.
+/// Returns 0 or -1 (errno set). (prctl is variadic, which Swift cannot call.)
+int sw_set_dumpable(int value);
+
+/// The name of the vDSO function containing `offset` (bytes from the vDSO's start), or NULL.
+///
+/// Every process on one kernel maps the same vDSO image, so another process's vDSO addresses are named by
+/// looking up the same offset in ours (dladdr knows the vDSO's dynamic symbols; Swift cannot call dladdr).
+const char *sw_vdso_symbol(unsigned long offset);
+
+/// The size of this process's vDSO image in bytes (0 if there is none), to check it matches another's.
+unsigned long sw_vdso_size(void);
 
 #endif
