@@ -67,7 +67,7 @@ let stallingScenarios: [(scenario: String, culprit: String)] = [
         let result = try runStallwatch(["demo", "--scenario", "cpu", "--", "--stalls", "1"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("stallwatch: stall #1 in stallwatch-demo"))
-        #expect(result.stdout.contains("culprit: static ChecksumEngine.crunchChecksums(until:) at Culprits.swift:"),
+        #expect(result.stdout.contains("culprit: static ChecksumEngine.crunchChecksums(until:) at Culprits.swift"),
             "\(result.stdout)")
         #expect(result.stdout.contains("stallwatch: 1 stall"))
     }
