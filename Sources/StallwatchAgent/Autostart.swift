@@ -25,7 +25,8 @@ public func stallwatchAgentAutostart() {
     let threshold = environment[AgentEnvironment.thresholdNanoseconds].flatMap(UInt64.init) ?? 80_000_000
     let count = environment[AgentEnvironment.count].flatMap(Int.init) ?? 3
     guard threshold > 0, (1...100).contains(count) else {
-        sink.send(.refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))
+        sink.send(
+            .refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))
         return
     }
     do {

@@ -40,9 +40,10 @@ final class CollectorSink: StallSink {
         case .captureInProcess?, nil:
             let result = InProcessCapture.capture(tid: pid)
             let images = result.addresses.isEmpty ? nil : ProcessImages.captureCurrentProcess().encoded()
-            send(.inProcessSample(
-                pid: pid, identifier: onset.identifier, addresses: result.addresses, capturedAt: result.capturedAt,
-                imageMap: images.map { Data($0).base64EncodedString() }, error: result.error))
+            send(
+                .inProcessSample(
+                    pid: pid, identifier: onset.identifier, addresses: result.addresses, capturedAt: result.capturedAt,
+                    imageMap: images.map { Data($0).base64EncodedString() }, error: result.error))
         }
     }
 

@@ -60,8 +60,10 @@ public final class StallMonitor: @unchecked Sendable {
         _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
     ) throws(StartError) -> StallMonitor {
         let threshold = try nanoseconds(configuration)
-        return try start(threshold: threshold, count: configuration.count, sink: HandlerSink(
-            threshold: threshold, count: configuration.count, handler: handler))
+        return try start(
+            threshold: threshold, count: configuration.count,
+            sink: HandlerSink(
+                threshold: threshold, count: configuration.count, handler: handler))
     }
 
     /// Stops watching. A stall in progress is reported as unfinished.
@@ -118,7 +120,8 @@ final class HandlerSink: StallSink {
     func stallBegan(_ onset: StallOnset) {
         let pid = getpid()
         let capture = InProcessCapture.capture(tid: pid)
-        let frames = capture.addresses.isEmpty
+        let frames =
+            capture.addresses.isEmpty
             ? [] : symbolicator.symbolicate(capture.addresses, images: ProcessImages.captureCurrentProcess())
         pending = StallReport(
             identifier: onset.identifier, pid: pid, tid: pid, processName: ProcessInfo.processInfo.processName,
@@ -126,7 +129,11 @@ final class HandlerSink: StallSink {
             thresholdNanoseconds: threshold, count: count, captureMethod: frames.isEmpty ? .none : .signal,
             captureNote: capture.error,
             samples: frames.isEmpty
-                ? [] : [Sample(frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)])
+                ? []
+                : [
+                    Sample(
+                        frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
+                ])
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {

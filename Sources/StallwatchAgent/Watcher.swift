@@ -71,7 +71,8 @@ final class Watcher: @unchecked Sendable {
             announced = true
             sink.watchingStarted()
         }
-        let events = detector.observe(snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
+        let events = detector.observe(
+            snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
         for event in events {
             switch event {
             case .began(let onset): sink.stallBegan(onset)

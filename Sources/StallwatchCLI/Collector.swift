@@ -124,7 +124,8 @@ final class Collector {
                 stall.captureMethod = .none
                 stall.captureNote = [stall.captureNote, error].compactMap { $0 }.joined(separator: "; ")
             } else {
-                let images = imageMap.flatMap { Data(base64Encoded: $0) }.flatMap { ProcessImages(encoded: [UInt8]($0)) }
+                let images =
+                    imageMap.flatMap { Data(base64Encoded: $0) }.flatMap { ProcessImages(encoded: [UInt8]($0)) }
                     ?? ProcessImages.capture(pid: pid)
                 let frames = symbolicator.symbolicate(addresses, images: images)
                 stall.samples.append(Sample(frames: frames, capturedAt: capturedAt))
@@ -152,7 +153,8 @@ final class Collector {
             // The process may exit at any moment: read its image map before anything else.
             let images = ProcessImages.capture(pid: pid)
             let frames = symbolicator.symbolicate(stack.addresses, images: images)
-            stall.samples.append(Sample(frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds))
+            stall.samples.append(
+                Sample(frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds))
         } catch {
             switch error {
             case .permissionDenied(let code):
@@ -176,7 +178,8 @@ final class Collector {
 
     private func askForInProcessCapture(_ stall: inout StallReport, reason: String) {
         stall.captureMethod = .signal
-        stall.captureNote = reason
+        stall.captureNote =
+            reason
             + "; captured in-process with a signal instead, which can cut a blocking sleep in the workload short"
         reply(.captureInProcess(identifier: stall.identifier, reason: reason))
     }

@@ -9,7 +9,8 @@ enum CommandResolver {
         if name.contains("/") {
             return try check(name, as: name)
         }
-        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false)
+        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(
+            separator: ":", omittingEmptySubsequences: false)
         var firstUnexecutable: String?
         for directory in directories {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name

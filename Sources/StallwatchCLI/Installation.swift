@@ -8,7 +8,8 @@ enum Installation {
 
     /// The directory holding the `stallwatch` executable.
     static var executableDirectory: String {
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let path =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         return (path as NSString).deletingLastPathComponent
     }

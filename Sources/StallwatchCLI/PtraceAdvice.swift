@@ -19,8 +19,9 @@ enum PtraceAdvice {
         }
         if let scope = yamaScope(), scope >= 1 {
             switch scope {
-            case 1: return "kernel.yama.ptrace_scope is 1 (only ancestors may trace); run stallwatch as the"
-                + " workload's parent, or set it to 0: sudo sysctl kernel.yama.ptrace_scope=0"
+            case 1:
+                return "kernel.yama.ptrace_scope is 1 (only ancestors may trace); run stallwatch as the"
+                    + " workload's parent, or set it to 0: sudo sysctl kernel.yama.ptrace_scope=0"
             case 2: return "kernel.yama.ptrace_scope is 2 (admin only): run as root or grant CAP_SYS_PTRACE"
             default: return "kernel.yama.ptrace_scope is 3, which forbids ptrace until reboot"
             }

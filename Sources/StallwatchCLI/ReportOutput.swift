@@ -41,8 +41,9 @@ final class ReportOutput {
         guard !failed else { return }
         if !FileDescriptorWriter.writeAll(text, to: descriptor) {
             failed = true
-            Terminal.writeError("stallwatch: warning: cannot write reports (\(String(cString: strerror(errno))));"
-                + " the workload keeps running\n")
+            Terminal.writeError(
+                "stallwatch: warning: cannot write reports (\(String(cString: strerror(errno))));"
+                    + " the workload keeps running\n")
         }
     }
 

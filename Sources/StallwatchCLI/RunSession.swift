@@ -32,8 +32,10 @@ final class RunSession {
     func run() -> Int32 {
         let started = monotonicNow()
         var sockets: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
-            Terminal.writeError("stallwatch: error: cannot create the agent socket: \(String(cString: strerror(errno)))\n")
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0
+        else {
+            Terminal.writeError(
+                "stallwatch: error: cannot create the agent socket: \(String(cString: strerror(errno)))\n")
             return ExitCode.internalError
         }
         let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
@@ -59,9 +61,10 @@ final class RunSession {
         let stalls = collector.closeStalls()
         let exitCode = Self.exitCode(fromWaitStatus: waitStatus)
         let warnings = collector.warnings()
-        output.write(RunSummary(
-            stalls: stalls, runNanoseconds: monotonicNow() - started, watchedPids: collector.watched,
-            exitStatus: exitCode, warnings: warnings))
+        output.write(
+            RunSummary(
+                stalls: stalls, runNanoseconds: monotonicNow() - started, watchedPids: collector.watched,
+                exitStatus: exitCode, warnings: warnings))
         // Warnings also go to stderr unless the summary above already showed them there.
         if !(options.format == .text && output.isStandardOutput) {
             for warning in warnings { Terminal.writeError("stallwatch: warning: \(warning)\n") }

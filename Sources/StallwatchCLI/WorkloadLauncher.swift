@@ -53,7 +53,8 @@ enum WorkloadLauncher {
         guard status == 0 else {
             switch status {
             case ENOENT: throw .commandNotFound(command[0])
-            case ENOEXEC: throw .notExecutable(executable, reason: "not a program this system can run (exec format error)")
+            case ENOEXEC:
+                throw .notExecutable(executable, reason: "not a program this system can run (exec format error)")
             default: throw .notExecutable(executable, reason: String(cString: strerror(status)))
             }
         }

@@ -37,7 +37,8 @@ public enum WireFormat {
         (try? JSONEncoder().encode(message)).map { [UInt8]($0) } ?? []
     }
 
-    public static func decode<Message: Decodable>(_ type: Message.Type, from bytes: some Collection<UInt8>) -> Message? {
+    public static func decode<Message: Decodable>(_ type: Message.Type, from bytes: some Collection<UInt8>) -> Message?
+    {
         try? JSONDecoder().decode(type, from: Data(bytes))
     }
 }

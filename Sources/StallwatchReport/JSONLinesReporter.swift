@@ -71,7 +71,8 @@ public struct JSONLinesReporter: Reporter {
     }
 
     func record(for summary: RunSummary) -> JSONValue {
-        let share = summary.runNanoseconds > 0
+        let share =
+            summary.runNanoseconds > 0
             ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) : 0
         return .object([
             ("event", .string("summary")),

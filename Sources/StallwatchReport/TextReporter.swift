@@ -13,12 +13,15 @@ public struct TextReporter: Reporter {
 
     public func render(_ stall: StallReport) -> String {
         var lines: [String] = []
-        let length = stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
-        lines.append(style.bold("stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length)"))
+        let length =
+            stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
+        lines.append(
+            style.bold("stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length)"))
         lines.append(
             "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name): \(stall.phase.explanation)")
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
-        var detection = "  detected after \(Self.milliseconds(detectedAfter)) ms"
+        var detection =
+            "  detected after \(Self.milliseconds(detectedAfter)) ms"
             + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
         switch stall.captureMethod {
         case .ptrace:
@@ -40,11 +43,13 @@ public struct TextReporter: Reporter {
 
     public func render(_ summary: RunSummary) -> String {
         var lines: [String] = []
-        let share = summary.runNanoseconds > 0
+        let share =
+            summary.runNanoseconds > 0
             ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) * 100 : 0
         var headline = "stallwatch: \(summary.stallCount) stall\(summary.stallCount == 1 ? "" : "s")"
         if summary.stallCount > 0 {
-            headline += ", \(Self.milliseconds(summary.totalStallNanoseconds)) ms stalled"
+            headline +=
+                ", \(Self.milliseconds(summary.totalStallNanoseconds)) ms stalled"
                 + " (\(Self.percent(share)) of \(Self.seconds(summary.runNanoseconds)) s)"
                 + ", longest \(Self.milliseconds(summary.longestStallNanoseconds)) ms"
             if summary.unfinishedCount > 0 { headline += ", \(summary.unfinishedCount) unfinished" }

@@ -1,6 +1,6 @@
+import Foundation
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
-import Foundation
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///

@@ -41,7 +41,9 @@ import Testing
     }
 
     @Test func unwritableOutputFailsBeforeLaunching() throws {
-        let result = try runStallwatch(["run", "--output", "/nonexistent-dir/stalls.ndjson", "--", "/bin/sh", "-c", "echo ran"])
+        let result = try runStallwatch([
+            "run", "--output", "/nonexistent-dir/stalls.ndjson", "--", "/bin/sh", "-c", "echo ran",
+        ])
         #expect(result.status == 73)
         #expect(result.stderr.contains("cannot open --output file"))
         #expect(!result.stdout.contains("ran"), "the workload must not start")
@@ -81,7 +83,8 @@ import Testing
     }
 
     @Test func outputFileGetsReportsAndTheWorkloadKeepsItsStreams() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-e2e-\(getpid()).ndjson").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-e2e-\(getpid()).ndjson")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try "{\"event\":\"earlier\"}\n".write(toFile: path, atomically: true, encoding: .utf8)
         let result = try runStallwatch([
@@ -121,5 +124,27 @@ import Testing
         #expect(note.contains("non-dumpable"), "the advice names the cause: \(note)")
         #expect(symbols(in: stall).contains { $0.contains("ChecksumEngine.crunchChecksums") }, "\(symbols(in: stall))")
         #expect(result.stalls.count == 1 && (stall["durationMs"] as? Double ?? 0) > 500)
+    }
+}
+
+@Suite(.serialized) struct SignalTests {
+    /// SIGTERM to stallwatch reaches the workload; stallwatch still writes the summary and returns the
+    /// workload's status (128 + SIGTERM).
+    @Test func terminationIsForwardedAndTheRunStillCloses() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = ["demo", "--format", "json", "--", "--stalls", "5", "--period", "2s"]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 1.5)
+        process.terminate()
+        let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + SIGTERM)
+        let summary = JSONLines.parse(output).last
+        #expect(summary?["event"] as? String == "summary")
+        #expect(summary?["exitStatus"] as? Int == Int(128 + SIGTERM))
     }
 }

@@ -35,7 +35,8 @@ let stallingScenarios: [(scenario: String, culprit: String)] = [
             let duration = try #require(stall["durationMs"] as? Double)
             // The report measures from the last run-loop transition before the stall to the first after it;
             // the demo measures inside its callout, so the report is never shorter and only slightly longer.
-            #expect(duration >= actual.durationMs - 5 && duration <= actual.durationMs + 60,
+            #expect(
+                duration >= actual.durationMs - 5 && duration <= actual.durationMs + 60,
                 "reported \(duration) ms, demo measured \(actual.durationMs) ms")
         }
         let summary = try #require(result.summary)
@@ -67,7 +68,8 @@ let stallingScenarios: [(scenario: String, culprit: String)] = [
         let result = try runStallwatch(["demo", "--scenario", "cpu", "--", "--stalls", "1"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("stallwatch: stall #1 in stallwatch-demo"))
-        #expect(result.stdout.contains("culprit: static ChecksumEngine.crunchChecksums(until:) at Culprits.swift"),
+        #expect(
+            result.stdout.contains("culprit: static ChecksumEngine.crunchChecksums(until:) at Culprits.swift"),
             "\(result.stdout)")
         #expect(result.stdout.contains("stallwatch: 1 stall"))
     }

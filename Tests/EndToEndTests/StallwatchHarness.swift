@@ -69,8 +69,11 @@ func runStallwatch(
     let process = Process()
     if let user {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
-            "--", Products.stallwatch] + arguments
+        process.arguments =
+            [
+                "--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
+                "--", Products.stallwatch,
+            ] + arguments
     } else {
         process.executableURL = URL(fileURLWithPath: Products.stallwatch)
         process.arguments = arguments

@@ -69,8 +69,10 @@ func runDirectly(_ path: String) throws -> String {
             to: main, atomically: true, encoding: .utf8)
         let linker = Process()
         linker.executableURL = URL(fileURLWithPath: "/usr/bin/gcc")
-        linker.arguments = [main.path, "-o", program.path, "-L", directory.path, "-lswiftCore",
-            "-Wl,-rpath," + directory.path]
+        linker.arguments = [
+            main.path, "-o", program.path, "-L", directory.path, "-lswiftCore",
+            "-Wl,-rpath," + directory.path,
+        ]
         try linker.run()
         linker.waitUntilExit()
         try #require(linker.terminationStatus == 0)
@@ -82,7 +84,8 @@ func runDirectly(_ path: String) throws -> String {
 
     @Test func stallStillInProgressWhenTheRunEndsIsWrittenUnfinished() throws {
         // A wrapper shell runs the demo (so the watched process is a grandchild), then kills it mid-stall.
-        let script = "\(Products.demo) --scenario mutex --stalls 1 --duration 30s --period 40s & demo=$!; sleep 2; kill -9 $demo"
+        let script =
+            "\(Products.demo) --scenario mutex --stalls 1 --duration 30s --period 40s & demo=$!; sleep 2; kill -9 $demo"
         let result = try runStallwatch(["run", "--format", "json", "--", "/bin/sh", "-c", script])
         #expect(result.status == 0, "the wrapper shell exits 0: \(result.stderr)")
         let stall = try #require(result.stalls.first, "\(result.stdout)")

@@ -8,7 +8,9 @@ import Testing
 /// A finished stall with a ptrace capture whose culprit is in the program.
 func sampleStall(end: UInt64? = 1_612_300_000) -> StallReport {
     let frames = [
-        Frame(address: 0x7f00_0000_1234, image: "/usr/lib/x86_64-linux-gnu/libc.so.6", offset: 0x1234, symbol: "__nanosleep"),
+        Frame(
+            address: 0x7f00_0000_1234, image: "/usr/lib/x86_64-linux-gnu/libc.so.6", offset: 0x1234,
+            symbol: "__nanosleep"),
         Frame(
             address: 0x5500_0000_2000, image: "/app/MyDaemon", offset: 0x2000, symbol: "DiskCache.waitForSlowDisk()",
             file: "/src/DiskCache.swift", line: 42, column: 9),
@@ -109,7 +111,8 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         let summary = RunSummary(
             stalls: [sampleStall()], runNanoseconds: 4_000_000_000, watchedPids: [1], exitStatus: 3, warnings: [])
         let text = TextReporter(clock: fixedClock, colored: false).render(summary)
-        #expect(text.contains("1 stall, 612 ms stalled (15.3% of 4.0 s), longest 612 ms; workload exited with status 3"))
+        #expect(
+            text.contains("1 stall, 612 ms stalled (15.3% of 4.0 s), longest 612 ms; workload exited with status 3"))
     }
 }
 
