@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "stallwatch", targets: ["stallwatch"]),
         .executable(name: "stallwatch-demo", targets: ["stallwatch-demo"]),
+        .executable(name: "stallwatch-bench", targets: ["stallwatch-bench"]),
         // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves.
         .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent"]),
     ],
@@ -50,6 +51,11 @@ let package = Package(
         ),
         .executableTarget(name: "stallwatch", dependencies: ["StallwatchCLI"]),
         .executableTarget(name: "stallwatch-demo", dependencies: ["CStallwatchSystem"]),
+        // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
+        .executableTarget(
+            name: "stallwatch-bench",
+            dependencies: ["StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "CStallwatchSystem"]
+        ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
         .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),

@@ -1,0 +1,5 @@
+// Placeholder until the benchmark driver lands.
+@main
+enum StallwatchBench {
+    static func main() {}
+}
