@@ -14,7 +14,8 @@ public func stallwatchAgentAutostart() {
     guard let socketText = environment[AgentEnvironment.socket], let socket = Int32(socketText), socket >= 0 else {
         return
     }
-    let sink = CollectorSink(socket: socket)
+    let maxSamples = environment[AgentEnvironment.maxSamples].flatMap(Int.init) ?? 10
+    let sink = CollectorSink(socket: socket, maxSamples: max(1, maxSamples))
     let pid = getpid()
     sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
     if let collector = environment[AgentEnvironment.collectorPid].flatMap(Int32.init) {

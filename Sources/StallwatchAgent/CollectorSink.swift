@@ -15,9 +15,15 @@ final class CollectorSink: StallSink {
     /// How long to wait for the collector's answer before capturing in-process anyway.
     private let answerTimeoutMilliseconds: Int32 = 2000
     private var broken = false
+    /// Stacks per stall, the first at detection.
+    private let maxSamples: Int
+    private var samplesTaken = 0
+    /// The stall whose in-process samples already carried the image map.
+    private var imagesSentFor: Int?
 
-    init(socket: Int32) {
+    init(socket: Int32, maxSamples: Int) {
         self.socket = socket
+        self.maxSamples = maxSamples
     }
 
     func send(_ message: AgentMessage) {
@@ -33,17 +39,34 @@ final class CollectorSink: StallSink {
     }
 
     func stallBegan(_ onset: StallOnset) {
+        samplesTaken = 1
         send(.stallBegan(pid: pid, tid: pid, onset: onset))
+        sample(onset)
+    }
+
+    func stallContinues(_ onset: StallOnset) {
+        guard samplesTaken < maxSamples else { return }
+        samplesTaken += 1
+        send(.stallSample(pid: pid, tid: pid, identifier: onset.identifier, index: samplesTaken))
+        sample(onset)
+    }
+
+    /// Waits for the collector to capture from outside, or captures in-process when it asks (or is silent).
+    /// The image map goes with a stall's first in-process sample only: it does not change during a stall.
+    private func sample(_ onset: StallOnset) {
         guard !broken else { return }
         switch awaitAnswer(for: onset.identifier) {
         case .captured?: return
         case .captureInProcess?, nil:
             let result = InProcessCapture.capture(tid: pid)
-            let images = result.addresses.isEmpty ? nil : ProcessImages.captureCurrentProcess().encoded()
+            let sendImages = !result.addresses.isEmpty && imagesSentFor != onset.identifier
+            let images = sendImages ? ProcessImages.captureCurrentProcess().encoded() : nil
+            if sendImages { imagesSentFor = onset.identifier }
             send(
                 .inProcessSample(
-                    pid: pid, identifier: onset.identifier, addresses: result.addresses, capturedAt: result.capturedAt,
-                    imageMap: images.map { Data($0).base64EncodedString() }, error: result.error))
+                    pid: pid, identifier: onset.identifier, addresses: result.addresses,
+                    capturedAt: result.capturedAt, imageMap: images.map { Data($0).base64EncodedString() },
+                    error: result.error))
         }
     }
 

@@ -23,10 +23,13 @@ public final class StallMonitor: @unchecked Sendable {
         /// The watcher's timeout; `count` consecutive busy timeouts make a stall.
         public var threshold: Duration
         public var count: Int
+        /// Stacks per stall: one at detection, then one per threshold while it lasts.
+        public var maxSamples: Int
 
-        public init(threshold: Duration = .milliseconds(80), count: Int = 3) {
+        public init(threshold: Duration = .milliseconds(80), count: Int = 3, maxSamples: Int = 10) {
             self.threshold = threshold
             self.count = count
+            self.maxSamples = maxSamples
         }
     }
 
@@ -63,7 +66,8 @@ public final class StallMonitor: @unchecked Sendable {
         return try start(
             threshold: threshold, count: configuration.count,
             sink: HandlerSink(
-                threshold: threshold, count: configuration.count, handler: handler))
+                threshold: threshold, count: configuration.count, maxSamples: configuration.maxSamples,
+                handler: handler))
     }
 
     /// Stops watching. A stall in progress is reported as unfinished.
@@ -97,6 +101,9 @@ public final class StallMonitor: @unchecked Sendable {
         guard (1...100).contains(configuration.count) else {
             throw .invalidConfiguration("count must be between 1 and 100")
         }
+        guard (1...1000).contains(configuration.maxSamples) else {
+            throw .invalidConfiguration("maxSamples must be between 1 and 1000")
+        }
         return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }
@@ -105,13 +112,16 @@ public final class StallMonitor: @unchecked Sendable {
 final class HandlerSink: StallSink {
     private let threshold: UInt64
     private let count: Int
+    private let maxSamples: Int
     private let handler: @Sendable (StallReport) -> Void
     private let symbolicator = Symbolicator()
     private var pending: StallReport?
+    private var images: ProcessImages?
 
-    init(threshold: UInt64, count: Int, handler: @escaping @Sendable (StallReport) -> Void) {
+    init(threshold: UInt64, count: Int, maxSamples: Int, handler: @escaping @Sendable (StallReport) -> Void) {
         self.threshold = threshold
         self.count = count
+        self.maxSamples = maxSamples
         self.handler = handler
     }
 
@@ -119,21 +129,33 @@ final class HandlerSink: StallSink {
 
     func stallBegan(_ onset: StallOnset) {
         let pid = getpid()
-        let capture = InProcessCapture.capture(tid: pid)
-        let frames =
-            capture.addresses.isEmpty
-            ? [] : symbolicator.symbolicate(capture.addresses, images: ProcessImages.captureCurrentProcess())
+        images = ProcessImages.captureCurrentProcess()
         pending = StallReport(
             identifier: onset.identifier, pid: pid, tid: pid, processName: ProcessInfo.processInfo.processName,
             phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
-            thresholdNanoseconds: threshold, count: count, captureMethod: frames.isEmpty ? .none : .signal,
-            captureNote: capture.error,
-            samples: frames.isEmpty
-                ? []
-                : [
-                    Sample(
-                        frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
-                ])
+            thresholdNanoseconds: threshold, count: count, captureMethod: .signal, samples: [])
+        takeSample()
+    }
+
+    func stallContinues(_ onset: StallOnset) {
+        guard let report = pending, report.identifier == onset.identifier, report.samples.count < maxSamples else {
+            return
+        }
+        takeSample()
+    }
+
+    private func takeSample() {
+        guard var report = pending, let images else { return }
+        let capture = InProcessCapture.capture(tid: report.pid)
+        if capture.addresses.isEmpty {
+            report.captureNote = capture.error
+            if report.samples.isEmpty { report.captureMethod = .none }
+        } else {
+            let frames = symbolicator.symbolicate(capture.addresses, images: images)
+            report.samples.append(
+                Sample(frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds))
+        }
+        pending = report
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {

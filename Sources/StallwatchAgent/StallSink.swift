@@ -7,6 +7,8 @@ protocol StallSink: AnyObject {
     func watchingStarted()
     /// A stall was declared; the sink arranges for the main thread's stack to be captured now.
     func stallBegan(_ onset: StallOnset)
+    /// The stall is still going on, one more threshold later: time for another sample.
+    func stallContinues(_ onset: StallOnset)
     /// The stall ended when the loop moved again at `endedAt`.
     func stallEnded(_ onset: StallOnset, endedAt: UInt64)
 }

@@ -79,6 +79,9 @@ final class Watcher: @unchecked Sendable {
             case .ended(let onset, let endedAt): sink.stallEnded(onset, endedAt: endedAt)
             }
         }
+        if let ongoing = detector.ongoingStall, !events.contains(.began(ongoing)) {
+            sink.stallContinues(ongoing)
+        }
     }
 
     /// Waits on the stop semaphore until `deadline` (`CLOCK_MONOTONIC` ns). True if asked to stop.

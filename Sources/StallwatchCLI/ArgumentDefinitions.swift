@@ -5,7 +5,7 @@
 struct ArgumentDefinition: Sendable {
     /// What the option sets.
     enum Key: Sendable {
-        case threshold, count, format, output, color, scenario, version, help
+        case threshold, count, maxSamples, format, output, color, scenario, version, help
     }
 
     let key: Key
@@ -99,6 +99,16 @@ enum ArgumentDefinitions {
                 How many consecutive timeouts while the loop is busy make a stall, from \
                 \(WatchOptions.countRange.lowerBound) to \(WatchOptions.countRange.upperBound). \
                 (default: \(defaults.count))
+                """
+        ),
+        ArgumentDefinition(
+            key: .maxSamples,
+            names: ["--max-samples"],
+            valueName: "n",
+            abstract: """
+                Stacks to capture per stall: one when it is detected, then one per threshold \
+                while it lasts, from \(WatchOptions.maxSamplesRange.lowerBound) to \
+                \(WatchOptions.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
                 """
         ),
         ArgumentDefinition(

@@ -24,6 +24,8 @@ public struct WatchOptions: Equatable, Sendable {
     public static let minimumThreshold: Duration = .milliseconds(1)
     /// The accepted range of `--count`.
     public static let countRange: ClosedRange<Int> = 1...100
+    /// The accepted range of `--max-samples`.
+    public static let maxSamplesRange: ClosedRange<Int> = 1...1000
     /// The `--output` value that means standard output.
     public static let standardOutputPath = "-"
 
@@ -31,6 +33,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var threshold: Duration
     /// How many consecutive busy timeouts make a stall (`--count N`).
     public var count: Int
+    /// How many stacks to capture per stall (`--max-samples N`).
+    public var maxSamples: Int
     /// The report format (`--format text|json`).
     public var format: OutputFormat
     /// Where reports go (`--output FILE`); `nil` or `"-"` means standard output.
@@ -42,12 +46,14 @@ public struct WatchOptions: Equatable, Sendable {
     public init(
         threshold: Duration = .milliseconds(80),
         count: Int = 3,
+        maxSamples: Int = 10,
         format: OutputFormat = .text,
         output: String? = nil,
         color: ColorChoice = .auto
     ) {
         self.threshold = threshold
         self.count = count
+        self.maxSamples = maxSamples
         self.format = format
         self.output = output
         self.color = color
@@ -107,6 +113,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case mutex
     case vdso
     case observer
+    case twoPhase = "two-phase"
     case baseline
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
@@ -119,6 +126,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .mutex: "Main thread blocked on a lock another thread holds."
         case .vdso: "Spinning on clock_gettime, in the vDSO."
         case .observer: "CPU work inside a beforeWaiting observer."
+        case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
         case .baseline: "Short work only; no stall expected."
         }
     }

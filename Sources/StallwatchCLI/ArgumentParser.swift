@@ -189,6 +189,12 @@ public enum ArgumentParser {
                     throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
                 }
                 watch.count = count
+            case .maxSamples:
+                let range = WatchOptions.maxSamplesRange
+                guard let samples = Int(value), range.contains(samples) else {
+                    throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+                watch.maxSamples = samples
             case .format:
                 guard let format = OutputFormat(rawValue: value) else {
                     throw invalid(choices(OutputFormat.allCases.map(\.rawValue)))

@@ -18,7 +18,9 @@ final class Collector {
     private let sampler = RemoteStackSampler()
     private let symbolicator = Symbolicator()
 
-    private var pending: [StallKey: StallReport] = [:]
+    private var pending: [StallKey: OpenStall] = [:]
+    /// Each process's last image map, reused while it covers the stacks captured.
+    private var knownImages: [Int32: ProcessImages] = [:]
     private var finished: [StallReport] = []
     private var loadedPids: Set<Int32> = []
     private var watchedPids: [Int32] = []
@@ -63,10 +65,9 @@ final class Collector {
 
     /// Every stall seen, finished ones first, then those still in progress when the run ended.
     func closeStalls() -> [StallReport] {
-        let unfinished = pending.values.sorted { ($0.start, $0.pid) < ($1.start, $1.pid) }
-        for stall in unfinished { output.write(stall) }
+        var unfinished = pending.values.sorted { ($0.report.start, $0.report.pid) < ($1.report.start, $1.report.pid) }
         pending.removeAll()
-        finished += unfinished
+        for index in unfinished.indices { close(&unfinished[index]) }
         return finished
     }
 
@@ -111,69 +112,137 @@ final class Collector {
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
         case .stallBegan(let pid, let tid, let onset):
             stallBegan(pid: pid, tid: tid, onset: onset)
-        case .stallEnded(let pid, let identifier, let endedAt):
-            let key = StallKey(pid: pid, identifier: identifier)
-            guard var stall = pending.removeValue(forKey: key) else { return }
-            stall.end = endedAt
-            output.write(stall)
-            finished.append(stall)
-        case .inProcessSample(let pid, let identifier, let addresses, let capturedAt, let imageMap, let error):
-            let key = StallKey(pid: pid, identifier: identifier)
-            guard var stall = pending[key] else { return }
-            if addresses.isEmpty {
-                stall.captureMethod = .none
-                stall.captureNote = [stall.captureNote, error].compactMap { $0 }.joined(separator: "; ")
-            } else {
-                let images =
-                    imageMap.flatMap { Data(base64Encoded: $0) }.flatMap { ProcessImages(encoded: [UInt8]($0)) }
-                    ?? ProcessImages.capture(pid: pid)
-                let frames = symbolicator.symbolicate(addresses, images: images)
-                stall.samples.append(Sample(frames: frames, capturedAt: capturedAt))
+        case .stallSample(let pid, let tid, let identifier, _):
+            guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
+                reply(.captured(identifier: identifier))
+                return
             }
-            pending[key] = stall
+            sample(&stall, tid: tid)
+            pending[stall.key] = stall
+        case .stallEnded(let pid, let identifier, let endedAt):
+            guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
+            stall.report.end = endedAt
+            close(&stall)
+        case .inProcessSample(let pid, let identifier, let addresses, let capturedAt, let imageMap, let error):
+            guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
+            if let imageMap, let bytes = Data(base64Encoded: imageMap) {
+                stall.images = ProcessImages(encoded: [UInt8](bytes)) ?? stall.images
+            }
+            if addresses.isEmpty {
+                if stall.report.samples.isEmpty { stall.report.captureMethod = .none }
+                stall.report.captureNote = [stall.report.captureNote, error].compactMap { $0 }.joined(separator: "; ")
+            } else {
+                let images = stall.images ?? ProcessImages.capture(pid: pid)
+                stall.images = images
+                stall.report.samples.append(
+                    Sample(
+                        frames: symbolicator.symbolicate(addresses, images: images), capturedAt: capturedAt,
+                        threadState: stall.lastState))
+            }
+            pending[stall.key] = stall
         }
     }
 
+    /// A stall between its detection and its end: the report so far and what its samples need.
+    struct OpenStall {
+        var report: StallReport
+        /// Read once, at the first capture: the images do not change during a stall.
+        var images: ProcessImages?
+        /// The thread's CPU time and the collector's clock at detection, for the stall's CPU share.
+        var cpuAtDetection: (cpu: UInt64, wall: UInt64)?
+        /// The thread's state read before the latest capture (for in-process samples, which arrive later).
+        var lastState: ThreadState?
+
+        var key: StallKey { StallKey(pid: report.pid, identifier: report.identifier) }
+    }
+
     private func stallBegan(pid: Int32, tid: Int32, onset: StallOnset) {
-        var stall = StallReport(
+        let report = StallReport(
             identifier: onset.identifier, pid: pid, tid: tid, processName: Self.processName(pid),
             phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
             thresholdNanoseconds: options.thresholdNanoseconds, count: options.count, captureMethod: .ptrace,
             samples: [])
-        let key = StallKey(pid: pid, identifier: onset.identifier)
+        var stall = OpenStall(report: report)
+        if let cpu = ThreadInspector.cpuTime(pid: pid, tid: tid) { stall.cpuAtDetection = (cpu, monotonicNow()) }
+        sample(&stall, tid: tid)
+        pending[stall.key] = stall
+    }
+
+    /// Takes one sample: from outside with ptrace when permitted, otherwise by asking the agent.
+    private func sample(_ stall: inout OpenStall, tid: Int32) {
+        let pid = stall.report.pid
+        let identifier = stall.report.identifier
+        stall.lastState = ThreadInspector.state(pid: pid, tid: tid)?.continuing(stall.lastState)
         if let reason = ptraceRefused[pid] {
-            askForInProcessCapture(&stall, reason: reason)
-            pending[key] = stall
+            askForInProcessCapture(&stall.report, reason: reason)
             return
         }
         let capturedAt = monotonicNow()
         do {
             let stack = try sampler.capture(pid: pid, tid: tid)
-            reply(.captured(identifier: onset.identifier))
-            // The process may exit at any moment: read its image map before anything else.
-            let images = ProcessImages.capture(pid: pid)
-            let frames = symbolicator.symbolicate(stack.addresses, images: images)
-            stall.samples.append(
-                Sample(frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds))
+            reply(.captured(identifier: identifier))
+            let images = self.images(for: &stall, covering: stack.addresses)
+            stall.report.samples.append(
+                Sample(
+                    frames: symbolicator.symbolicate(stack.addresses, images: images), capturedAt: capturedAt,
+                    stoppedNanoseconds: stack.stoppedNanoseconds, threadState: stall.lastState))
         } catch {
             switch error {
             case .permissionDenied(let code):
                 let reason = PtraceAdvice.explain(errno: code, pid: pid)
                 ptraceRefused[pid] = reason
-                askForInProcessCapture(&stall, reason: reason)
+                askForInProcessCapture(&stall.report, reason: reason)
             case .processExited:
                 // Not reaped by the sampler: the poll loop collects the workload's status as usual.
-                stall.captureMethod = .none
-                stall.captureNote = "the process exited while its stack was being captured"
+                noteCaptureFailure(&stall.report, "the process exited while its stack was being captured")
             case .noSuchThread:
-                stall.captureMethod = .none
-                stall.captureNote = "the thread was gone before its stack could be captured"
-                reply(.captured(identifier: onset.identifier))
+                noteCaptureFailure(&stall.report, "the thread was gone before its stack could be captured")
+                reply(.captured(identifier: identifier))
             case .failed(let reason):
-                askForInProcessCapture(&stall, reason: "ptrace capture failed (\(reason))")
+                askForInProcessCapture(&stall.report, reason: "ptrace capture failed (\(reason))")
             }
         }
-        pending[key] = stall
+    }
+
+    /// The process's image map: the stall's, else the process's last one if it still covers every address
+    /// (libraries rarely come and go), else a fresh one — read right away, as the process may exit any time.
+    private func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
+        let pid = stall.report.pid
+        if let images = stall.images ?? knownImages[pid],
+            addresses.allSatisfy({ $0 == 0 || images.image(containing: $0) != nil })
+        {
+            stall.images = images
+            return images
+        }
+        let images = ProcessImages.capture(pid: pid)
+        stall.images = images
+        knownImages[pid] = images
+        return images
+    }
+
+    /// Finishes a stall: its CPU share, then the report.
+    private func close(_ stall: inout OpenStall) {
+        var cpuPercent: Double?
+        if let baseline = stall.cpuAtDetection,
+            let cpu = ThreadInspector.cpuTime(pid: stall.report.pid, tid: stall.report.tid)
+        {
+            // Up to the stall's end, not to now: the end message arrives up to a threshold later.
+            let end = stall.report.end ?? monotonicNow()
+            let wall = end > baseline.wall ? end - baseline.wall : 0
+            // Below ~50 ms the 10 ms tick makes the share meaningless.
+            if wall >= 50_000_000 {
+                cpuPercent = min(100, Double(cpu - min(cpu, baseline.cpu)) / Double(wall) * 100)
+            }
+        }
+        stall.report.threadActivity = ThreadActivity(
+            cpuPercent: cpuPercent, states: stall.report.samples.compactMap(\.threadState))
+        output.write(stall.report)
+        finished.append(stall.report)
+    }
+
+    private func noteCaptureFailure(_ report: inout StallReport, _ note: String) {
+        if report.samples.isEmpty { report.captureMethod = .none }
+        report.captureNote = note
     }
 
     private func askForInProcessCapture(_ stall: inout StallReport, reason: String) {

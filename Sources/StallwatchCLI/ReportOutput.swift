@@ -11,7 +11,7 @@ import StallwatchReport
 final class ReportOutput {
     let descriptor: Int32
     let isStandardOutput: Bool
-    let reporter: any Reporter
+    private var reporter: any Reporter
     private(set) var failed = false
 
     /// - Parameters:

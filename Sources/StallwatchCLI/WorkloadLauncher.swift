@@ -71,6 +71,7 @@ enum WorkloadLauncher {
         environment[AgentEnvironment.socket] = String(socket)
         environment[AgentEnvironment.thresholdNanoseconds] = String(options.thresholdNanoseconds)
         environment[AgentEnvironment.count] = String(options.count)
+        environment[AgentEnvironment.maxSamples] = String(options.maxSamples)
         environment[AgentEnvironment.collectorPid] = String(getpid())
         if let runtime { environment[AgentEnvironment.swiftRuntime] = runtime }
         return environment

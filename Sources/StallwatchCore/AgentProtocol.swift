@@ -11,6 +11,8 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case watching(pid: Int32, tid: Int32)
     /// A stall was declared; the collector captures the thread's stack and answers.
     case stallBegan(pid: Int32, tid: Int32, onset: StallOnset)
+    /// The stall goes on: the collector captures another sample and answers as for `stallBegan`.
+    case stallSample(pid: Int32, tid: Int32, identifier: Int, index: Int)
     /// A declared stall ended.
     case stallEnded(pid: Int32, identifier: Int, endedAt: UInt64)
     /// The stack the agent captured itself, on the collector's request, with the process's image map
@@ -51,6 +53,8 @@ public enum AgentEnvironment {
     public static let thresholdNanoseconds = "STALLWATCH_THRESHOLD_NS"
     /// `--count`.
     public static let count = "STALLWATCH_COUNT"
+    /// `--max-samples`: stacks per stall, one at detection and one per threshold after.
+    public static let maxSamples = "STALLWATCH_MAX_SAMPLES"
     /// PID of the collector, which the agent allows to ptrace it (`PR_SET_PTRACER`) under Yama.
     public static let collectorPid = "STALLWATCH_COLLECTOR_PID"
     /// Real path of the Swift runtime (`libswiftCore.so`) the agent was built against.

@@ -47,11 +47,15 @@ public struct Sample: Equatable, Sendable {
     public var capturedAt: UInt64
     /// How long the main thread was stopped for it, where known.
     public var stoppedNanoseconds: UInt64?
+    /// The thread's scheduler state just before the capture, where readable.
+    public var threadState: ThreadState?
 
-    public init(frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil) {
+    public init(frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, threadState: ThreadState? = nil)
+    {
         self.frames = frames
         self.capturedAt = capturedAt
         self.stoppedNanoseconds = stoppedNanoseconds
+        self.threadState = threadState
     }
 }
 

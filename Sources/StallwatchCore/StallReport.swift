@@ -20,6 +20,8 @@ public struct StallReport: Equatable, Sendable {
     /// Why the capture used a fallback, or failed.
     public var captureNote: String?
     public var samples: [Sample]
+    /// CPU-bound or blocked, from the thread's CPU time and states; nil where unreadable.
+    public var threadActivity: ThreadActivity?
 
     public init(
         identifier: Int, pid: Int32, tid: Int32, processName: String, phase: LoopPhase, start: UInt64,
@@ -53,10 +55,28 @@ public struct StallReport: Equatable, Sendable {
 
 /// The closing record of a run.
 public struct RunSummary: Equatable, Sendable {
+    /// Where stalled time went: one dominant function and its stalls.
+    public struct Culprit: Equatable, Sendable {
+        public var symbol: String
+        public var totalNanoseconds: UInt64
+        public var count: Int
+
+        public init(symbol: String, totalNanoseconds: UInt64, count: Int) {
+            self.symbol = symbol
+            self.totalNanoseconds = totalNanoseconds
+            self.count = count
+        }
+    }
+
     public var stallCount: Int
     public var unfinishedCount: Int
     public var totalStallNanoseconds: UInt64
     public var longestStallNanoseconds: UInt64
+    /// Median and 95th percentile of finished stalls' lengths (nearest rank); 0 without any.
+    public var medianStallNanoseconds: UInt64
+    public var p95StallNanoseconds: UInt64
+    /// Dominant functions by total stalled time, largest first (at most five).
+    public var topCulprits: [Culprit]
     public var runNanoseconds: UInt64
     /// Processes whose main run loop the agent watched.
     public var watchedPids: [Int32]
@@ -65,29 +85,41 @@ public struct RunSummary: Equatable, Sendable {
     /// Things the user should know: a loop that never ran, an agent that could not load.
     public var warnings: [String]
 
+    /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(
-        stallCount: Int, unfinishedCount: Int, totalStallNanoseconds: UInt64, longestStallNanoseconds: UInt64,
-        runNanoseconds: UInt64, watchedPids: [Int32], exitStatus: Int32?, warnings: [String]
+        stalls: [StallReport], runNanoseconds: UInt64, watchedPids: [Int32], exitStatus: Int32?,
+        warnings: [String]
     ) {
-        self.stallCount = stallCount
-        self.unfinishedCount = unfinishedCount
-        self.totalStallNanoseconds = totalStallNanoseconds
-        self.longestStallNanoseconds = longestStallNanoseconds
+        let durations = stalls.compactMap(\.duration).sorted()
+        stallCount = stalls.count
+        unfinishedCount = stalls.count - durations.count
+        totalStallNanoseconds = durations.reduce(0, +)
+        longestStallNanoseconds = durations.last ?? 0
+        medianStallNanoseconds = Self.percentile(50, of: durations)
+        p95StallNanoseconds = Self.percentile(95, of: durations)
+        var culprits: [String: Culprit] = [:]
+        for stall in stalls {
+            let symbol = stall.dominantFrame?.symbol ?? "(unknown)"
+            var culprit = culprits[symbol] ?? Culprit(symbol: symbol, totalNanoseconds: 0, count: 0)
+            culprit.totalNanoseconds += stall.duration ?? 0
+            culprit.count += 1
+            culprits[symbol] = culprit
+        }
+        topCulprits = Array(
+            culprits.values.sorted {
+                ($0.totalNanoseconds, $0.count, $1.symbol) > ($1.totalNanoseconds, $1.count, $0.symbol)
+            }
+            .prefix(5))
         self.runNanoseconds = runNanoseconds
         self.watchedPids = watchedPids
         self.exitStatus = exitStatus
         self.warnings = warnings
     }
 
-    /// Adds up finished stalls; unfinished ones are counted but have no length.
-    public init(
-        stalls: [StallReport], runNanoseconds: UInt64, watchedPids: [Int32], exitStatus: Int32?,
-        warnings: [String]
-    ) {
-        let durations = stalls.compactMap(\.duration)
-        self.init(
-            stallCount: stalls.count, unfinishedCount: stalls.count - durations.count,
-            totalStallNanoseconds: durations.reduce(0, +), longestStallNanoseconds: durations.max() ?? 0,
-            runNanoseconds: runNanoseconds, watchedPids: watchedPids, exitStatus: exitStatus, warnings: warnings)
+    /// Nearest-rank percentile of sorted values.
+    static func percentile(_ percent: Int, of sorted: [UInt64]) -> UInt64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = (percent * sorted.count + 99) / 100
+        return sorted[max(0, min(sorted.count - 1, rank - 1))]
     }
 }

@@ -6,7 +6,7 @@ import StallwatchCore
 /// The schema is versioned by `schemaVersion` in every record; readers should ignore keys and `event`
 /// kinds they do not know, so later versions can add both.
 public struct JSONLinesReporter: Reporter {
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     let clock: WallClock
 
@@ -37,6 +37,8 @@ public struct JSONLinesReporter: Reporter {
             ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
             ("count", .int(Int64(stall.count))),
             ("activity", .string(stall.phase.name)),
+            ("callout", .optional(stall.callout?.rawValue)),
+            ("fingerprint", .string(stall.fingerprint)),
             ("detectedAfterMs", .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)),
             (
                 "capture",
@@ -44,7 +46,16 @@ public struct JSONLinesReporter: Reporter {
                     ("method", .string(stall.captureMethod.rawValue)), ("note", .optional(stall.captureNote)),
                 ])
             ),
-            ("culprit", stall.culprit.map(frameRecord) ?? .null),
+            ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
+            ("thread", stall.threadActivity.map(activityRecord) ?? .null),
+            (
+                "confidence",
+                .object([
+                    ("level", .string(stall.confidenceNote == nil ? "high" : "low")),
+                    ("watcherLateMs", .milliseconds(stall.watcherLateness)),
+                    ("note", .optional(stall.confidenceNote)),
+                ])
+            ),
             ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
         ])
     }
@@ -53,7 +64,24 @@ public struct JSONLinesReporter: Reporter {
         .object([
             ("capturedAfterMs", .milliseconds(sample.capturedAt >= stall.start ? sample.capturedAt - stall.start : 0)),
             ("stoppedMs", sample.stoppedNanoseconds.map(JSONValue.milliseconds) ?? .null),
+            ("threadState", sample.threadState.map(stateRecord) ?? .null),
             ("frames", .array(sample.frames.map(frameRecord))),
+        ])
+    }
+
+    func activityRecord(_ activity: ThreadActivity) -> JSONValue {
+        .object([
+            ("verdict", .string(activity.verdict.rawValue)),
+            ("cpuPercent", activity.cpuPercent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+            ("blockedOn", .optional(activity.blockedOn?.rawValue)),
+        ])
+    }
+
+    func stateRecord(_ state: ThreadState) -> JSONValue {
+        .object([
+            ("state", .string(String(state.state))),
+            ("syscall", .optional(state.syscall)),
+            ("waitChannel", .optional(state.waitChannel)),
         ])
     }
 
@@ -81,6 +109,19 @@ public struct JSONLinesReporter: Reporter {
             ("unfinished", .int(Int64(summary.unfinishedCount))),
             ("totalStallMs", .milliseconds(summary.totalStallNanoseconds)),
             ("longestStallMs", .milliseconds(summary.longestStallNanoseconds)),
+            ("medianStallMs", .milliseconds(summary.medianStallNanoseconds)),
+            ("p95StallMs", .milliseconds(summary.p95StallNanoseconds)),
+            (
+                "topCulprits",
+                .array(
+                    summary.topCulprits.map { culprit in
+                        .object([
+                            ("symbol", .string(culprit.symbol)),
+                            ("totalMs", .milliseconds(culprit.totalNanoseconds)),
+                            ("stalls", .int(Int64(culprit.count))),
+                        ])
+                    })
+            ),
             ("runMs", .milliseconds(summary.runNanoseconds)),
             ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
             ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),

@@ -3,13 +3,14 @@ import StallwatchCore
 
 /// Renders stall reports and the run summary in one format.
 ///
-/// Reporters are pure: they turn values into text and never write anywhere themselves, so the collector
-/// decides where records go and flushes each one as soon as it is rendered.
+/// Reporters turn values into text and never write anywhere themselves, so the collector decides where
+/// records go and flushes each one as soon as it is rendered. A reporter may remember earlier stalls (the
+/// text format groups repeats), hence `mutating`.
 public protocol Reporter: Sendable {
     /// The text for one stall (finished, or unfinished when the run ends during it), ending in a newline.
-    func render(_ stall: StallReport) -> String
+    mutating func render(_ stall: StallReport) -> String
     /// The closing text of a run, ending in a newline.
-    func render(_ summary: RunSummary) -> String
+    mutating func render(_ summary: RunSummary) -> String
 }
 
 /// Converts `CLOCK_MONOTONIC` times into wall-clock timestamps for people.

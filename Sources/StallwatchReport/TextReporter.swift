@@ -2,46 +2,124 @@
 import StallwatchCore
 
 /// Renders stalls as short blocks of text for a terminal or a log.
+///
+/// The first stall with a given fingerprint gets the full block; later ones with the same fingerprint get
+/// one line pointing back at it with the running count and total, so repeats never drown the output and
+/// none is dropped.
 public struct TextReporter: Reporter {
     let clock: WallClock
     let style: TextStyle
+    /// Per fingerprint: the first stall's number, and the repeats' count and total length so far.
+    private var seen: [String: (first: Int, count: Int, total: UInt64)] = [:]
 
     public init(clock: WallClock, colored: Bool) {
         self.clock = clock
         self.style = TextStyle(enabled: colored)
     }
 
-    public func render(_ stall: StallReport) -> String {
-        var lines: [String] = []
-        let length =
-            stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
-        lines.append(
-            style.bold("stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length)"))
-        lines.append(
-            "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name): \(stall.phase.explanation)")
-        let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
-        var detection =
-            "  detected after \(Self.milliseconds(detectedAfter)) ms"
-            + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
-        switch stall.captureMethod {
-        case .ptrace:
-            let stopped = stall.samples.first?.stoppedNanoseconds.map { ", main thread stopped \(Self.precise($0)) ms" }
-            detection += "; stack captured with ptrace\(stopped ?? "")"
-        case .signal: detection += "; stack captured in-process with a signal"
-        case .none: detection += "; no stack captured"
+    public mutating func render(_ stall: StallReport) -> String {
+        let fingerprint = stall.fingerprint
+        if var group = seen[fingerprint], !stall.samples.isEmpty {
+            group.count += 1
+            group.total += stall.duration ?? 0
+            seen[fingerprint] = group
+            return repeatLine(stall, group: group) + "\n"
         }
-        lines.append(detection)
-        if let note = stall.captureNote { lines.append("  note: \(note)") }
-        if let culprit = stall.culprit {
-            lines.append(style.bold("  culprit: \(culprit.symbol ?? "?")\(Self.location(of: culprit))"))
-        }
-        if let sample = stall.samples.first {
-            lines.append(contentsOf: stack(sample.frames))
-        }
-        return lines.joined(separator: "\n") + "\n\n"
+        seen[fingerprint] = (stall.identifier, 1, stall.duration ?? 0)
+        return block(stall).joined(separator: "\n") + "\n\n"
     }
 
-    public func render(_ summary: RunSummary) -> String {
+    /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.
+    func repeatLine(_ stall: StallReport, group: (first: Int, count: Int, total: UInt64)) -> String {
+        "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall)),"
+            + " same as stall #\(group.first) (\(stall.dominantFrame?.symbol ?? stall.fingerprint)):"
+            + " ×\(group.count), \(Self.milliseconds(group.total)) ms in all"
+    }
+
+    func block(_ stall: StallReport) -> [String] {
+        var headline =
+            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall))"
+        if let callout = stall.callout { headline += " in \(callout.phrase)" }
+        if let activity = stall.threadActivity { headline += ", \(activity.summary)" }
+        var lines = [style.bold(headline)]
+        let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
+        lines.append(
+            "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name) (\(stall.phase.explanation));"
+                + " detected after \(Self.milliseconds(detectedAfter)) ms"
+                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)")
+        lines.append("  " + captureLine(stall) + "; fingerprint \(stall.fingerprint)")
+        if let note = stall.confidenceNote { lines.append("  caution: \(note)") }
+        if let note = stall.captureNote { lines.append("  note: \(note)") }
+        let dominant = stall.dominantFrame
+        if let dominant {
+            let presence = stall.samples.filter { $0.frames.contains { $0.symbol == dominant.symbol } }.count
+            let share = stall.samples.count > 1 ? " (in \(presence) of \(stall.samples.count) samples)" : ""
+            lines.append(style.bold("  culprit: \(dominant.symbol ?? "?")\(Self.location(of: dominant))\(share)"))
+        }
+        if stall.samples.count > 1 {
+            lines.append("  samples: " + timeline(stall))
+        }
+        let shown =
+            stall.samples.first { sample in sample.frames.contains { $0.symbol == dominant?.symbol } }
+            ?? stall.samples.first
+        if let shown {
+            lines.append(contentsOf: stack(shown.frames))
+        }
+        return lines
+    }
+
+    /// "601 ms" or "unfinished (...)".
+    func length(of stall: StallReport) -> String {
+        stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
+    }
+
+    /// "5 samples by ptrace, main thread stopped 0.16 ms median".
+    func captureLine(_ stall: StallReport) -> String {
+        let count = stall.samples.count
+        let samples = "\(count) sample\(count == 1 ? "" : "s")"
+        switch stall.captureMethod {
+        case .ptrace:
+            let stopped = stall.samples.compactMap(\.stoppedNanoseconds).sorted()
+            let median =
+                stopped.isEmpty ? "" : ", main thread stopped \(Self.precise(stopped[stopped.count / 2])) ms median"
+            return "\(samples) by ptrace\(median)"
+        case .signal: return "\(samples) in-process with a signal"
+        case .none: return "no stack captured"
+        }
+    }
+
+    /// Each sample's time into the stall and its innermost application function, consecutive samples in the
+    /// same function merged: how the stall unfolded ("+241–561 ms A (5), +641 ms B").
+    func timeline(_ stall: StallReport) -> String {
+        var runs: [(first: UInt64, last: UInt64, name: String, count: Int)] = []
+        for sample in stall.samples {
+            let offset = sample.capturedAt >= stall.start ? sample.capturedAt - stall.start : 0
+            let frame = sample.frames.first(where: ImageClassifier.isApplicationFrame) ?? sample.frames.first
+            let name = Self.shortName(frame?.symbol ?? "?")
+            if let last = runs.last, last.name == name {
+                runs[runs.count - 1] = (last.first, offset, name, last.count + 1)
+            } else {
+                runs.append((offset, offset, name, 1))
+            }
+        }
+        return runs.map { run in
+            run.count == 1
+                ? "+\(Self.milliseconds(run.first)) ms \(run.name)"
+                : "+\(Self.milliseconds(run.first))–\(Self.milliseconds(run.last)) ms \(run.name) (\(run.count))"
+        }.joined(separator: ", ")
+    }
+
+    /// `ChecksumEngine.crunchChecksums` from `static ChecksumEngine.crunchChecksums(until:)`.
+    static func shortName(_ symbol: String) -> String {
+        var name = Substring(symbol)
+        for prefix in ["static ", "specialized ", "closure #1 in "] where name.hasPrefix(prefix) {
+            name = name.dropFirst(prefix.count)
+        }
+        if let parenthesis = name.firstIndex(of: "(") { name = name[..<parenthesis] }
+        return String(name)
+    }
+
+    public mutating func render(_ summary: RunSummary) -> String {
         var lines: [String] = []
         let share =
             summary.runNanoseconds > 0
@@ -58,6 +136,19 @@ public struct TextReporter: Reporter {
         }
         if let status = summary.exitStatus { headline += "; workload exited with status \(status)" }
         lines.append(style.bold(headline))
+        if summary.stallCount - summary.unfinishedCount > 1 {
+            lines.append(
+                "  stall length: median \(Self.milliseconds(summary.medianStallNanoseconds)) ms,"
+                    + " p95 \(Self.milliseconds(summary.p95StallNanoseconds)) ms")
+        }
+        if !summary.topCulprits.isEmpty {
+            lines.append("  top culprits by stalled time:")
+            for culprit in summary.topCulprits {
+                lines.append(
+                    "    \(Self.milliseconds(culprit.totalNanoseconds).leftPadded(to: 7)) ms"
+                        + "  \(String(culprit.count).leftPadded(to: 3))×  \(culprit.symbol)")
+            }
+        }
         for warning in summary.warnings {
             lines.append("stallwatch: warning: \(warning)")
         }

@@ -217,3 +217,45 @@ enum LayoutObserver {
         return (width + height).bitPattern
     }
 }
+
+// MARK: two-phase
+
+enum ImportPipeline {
+    /// One stall made of two steps: parsing for five sixths of it, then indexing for the last sixth. A
+    /// detector that keeps one stack shows whichever step it caught; the dominant one is `parseRecords`.
+    @inline(never)
+    static func importBatch(from start: MonotonicInstant, until deadline: MonotonicInstant) -> UInt64 {
+        let parsingEnds = start + (deadline - start) * 5 / 6
+        return parseRecords(until: parsingEnds) ^ writeIndex(until: deadline)
+    }
+
+    /// Tokenizes a synthetic record stream until `deadline`.
+    @inline(never)
+    static func parseRecords(until deadline: MonotonicInstant) -> UInt64 {
+        var state: UInt64 = 0x9e37_79b9_7f4a_7c15
+        repeat {
+            var iteration = 0
+            while iteration < iterationsPerClockCheck {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                iteration += 1
+            }
+        } while !deadline.hasPassed
+        return state
+    }
+
+    /// Builds a synthetic index until `deadline`.
+    @inline(never)
+    static func writeIndex(until deadline: MonotonicInstant) -> UInt64 {
+        var sum: UInt64 = 1
+        repeat {
+            var iteration = 0
+            while iteration < iterationsPerClockCheck {
+                sum = sum &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                iteration += 1
+            }
+        } while !deadline.hasPassed
+        return sum
+    }
+}

@@ -72,6 +72,10 @@ extension Scenario {
             for index in timeline.stallIndices {
                 MainRunLoop.addTimer(firingAt: starts[index - 1]) { layoutRequests.post(index) }
             }
+        case .twoPhase:
+            addStallTimers(timeline) { stall in
+                WorkResults.keep(ImportPipeline.importBatch(from: stall.start, until: stall.deadline))
+            }
         case .baseline:
             installRoutineWork(timeline)
         }

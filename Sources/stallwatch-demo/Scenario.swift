@@ -13,6 +13,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case mutex
     case vdso
     case observer
+    case twoPhase = "two-phase"
     case baseline
 
     /// The function a symbolicated stack of this scenario's stalls shows, as `Type.method`; `nil` for
@@ -26,6 +27,7 @@ enum Scenario: String, CaseIterable, Sendable {
         case .mutex: "AccountStore.waitForAccountLock"
         case .vdso: "FrameClock.spinUntilNextFrame"
         case .observer: "LayoutObserver.recomputeLayoutBeforeSleep"
+        case .twoPhase: "ImportPipeline.parseRecords"
         case .baseline: nil
         }
     }
@@ -39,6 +41,7 @@ enum Scenario: String, CaseIterable, Sendable {
         case .mutex: "a timer callback waits for a lock another thread holds"
         case .vdso: "a timer callback spins on clock_gettime, mostly inside the vDSO"
         case .observer: "a beforeWaiting run-loop observer burns CPU"
+        case .twoPhase: "a timer callback parses for 5/6 of the stall, then indexes for the last 1/6"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
         }
     }

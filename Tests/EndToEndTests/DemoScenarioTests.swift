@@ -2,22 +2,25 @@
 import Foundation
 import Testing
 
-/// The stalling scenarios and the function each report must name.
-let stallingScenarios: [(scenario: String, culprit: String)] = [
-    ("cpu", "ChecksumEngine.crunchChecksums"),
-    ("sleep", "DiskCache.waitForSlowDisk"),
-    ("main-queue", "ThumbnailDecoder.decodeAllThumbnails"),
-    ("source", "MessagePump.drainInbox"),
-    ("mutex", "AccountStore.waitForAccountLock"),
-    ("vdso", "FrameClock.spinUntilNextFrame"),
-    ("observer", "LayoutObserver.recomputeLayoutBeforeSleep"),
+/// The stalling scenarios, the function each report must name, the callout it runs in, and what the
+/// main thread is doing (`cpuBound`, or what it is blocked on).
+let stallingScenarios: [(scenario: String, culprit: String, callout: String, doing: String)] = [
+    ("cpu", "ChecksumEngine.crunchChecksums", "timer", "cpuBound"),
+    ("sleep", "DiskCache.waitForSlowDisk", "timer", "sleep"),
+    ("main-queue", "ThumbnailDecoder.decodeAllThumbnails", "mainQueue", "cpuBound"),
+    ("source", "MessagePump.drainInbox", "source0", "cpuBound"),
+    ("mutex", "AccountStore.waitForAccountLock", "timer", "lock"),
+    ("vdso", "FrameClock.spinUntilNextFrame", "timer", "cpuBound"),
+    ("observer", "LayoutObserver.recomputeLayoutBeforeSleep", "observer", "cpuBound"),
+    ("two-phase", "ImportPipeline.parseRecords", "timer", "cpuBound"),
 ]
 
 // Serialized: the stalls are timed, and the machine has two cores.
 @Suite(.serialized) struct DemoScenarioTests {
     @Test(arguments: stallingScenarios.map(\.scenario))
     func scenarioIsReportedWithItsCulprit(scenario: String) throws {
-        let culprit = try #require(stallingScenarios.first { $0.scenario == scenario }?.culprit)
+        let expected = try #require(stallingScenarios.first { $0.scenario == scenario })
+        let culprit = expected.culprit
         let result = try runStallwatch([
             "demo", "--scenario", scenario, "--format", "json", "--", "--stalls", "2", "--duration", "500ms",
         ])
@@ -30,18 +33,51 @@ let stallingScenarios: [(scenario: String, culprit: String)] = [
             let culpritSymbol = (stall["culprit"] as? [String: Any])?["symbol"] as? String
             #expect(culpritSymbol?.contains(culprit) == true, "the report's culprit is \(culpritSymbol ?? "none")")
             #expect((stall["capture"] as? [String: Any])?["method"] as? String == "ptrace")
+            #expect(stall["callout"] as? String == expected.callout)
+            let thread = stall["thread"] as? [String: Any]
+            let doing = thread?["verdict"] as? String == "cpuBound" ? "cpuBound" : thread?["blockedOn"] as? String
+            #expect(doing == expected.doing, "thread: \(thread ?? [:])")
+            let samples = stall["samples"] as? [[String: Any]] ?? []
+            #expect(samples.count >= 3, "a 500 ms stall is sampled at 240, 320, 400 ms and after")
             // Stack complete down to the process entry point.
             #expect(symbols(in: stall).contains { $0 == "_start" || $0.hasPrefix("__libc_start") })
             let duration = try #require(stall["durationMs"] as? Double)
             // The report measures from the last run-loop transition before the stall to the first after it;
             // the demo measures inside its callout, so the report is never shorter and only slightly longer.
             #expect(
-                duration >= actual.durationMs - 5 && duration <= actual.durationMs + 60,
+                duration >= actual.durationMs - 5 && duration <= actual.durationMs + 30,
                 "reported \(duration) ms, demo measured \(actual.durationMs) ms")
         }
         let summary = try #require(result.summary)
         #expect(summary["stalls"] as? Int == 2)
         #expect(summary["exitStatus"] as? Int == 0)
+    }
+
+    @Test func repeatsShareAFingerprintAndTheSummaryNamesTheCulprit() throws {
+        let result = try runStallwatch(["demo", "--scenario", "mutex", "--format", "json", "--", "--stalls", "3"])
+        let fingerprints = Set(result.stalls.compactMap { $0["fingerprint"] as? String })
+        #expect(result.stalls.count == 3)
+        #expect(fingerprints.count == 1, "the same stall three times: \(fingerprints)")
+        let summary = try #require(result.summary)
+        let top = (summary["topCulprits"] as? [[String: Any]])?.first
+        #expect((top?["symbol"] as? String)?.contains("AccountStore.waitForAccountLock") == true)
+        #expect(top?["stalls"] as? Int == 3)
+        #expect((summary["p95StallMs"] as? Double ?? 0) >= 599)
+    }
+
+    @Test func stoppedProcessIsFlaggedNotBlamed() throws {
+        // The process is stopped (SIGSTOP) before its stall is due; the watcher, stopped too, wakes late.
+        let script =
+            "\(Products.demo) --scenario cpu --stalls 1 --duration 4s --period 5s & demo=$!;"
+            + " sleep 0.9; kill -STOP $demo; sleep 2; kill -CONT $demo; wait $demo"
+        let result = try runStallwatch([
+            "run", "--threshold", "500ms", "--format", "json", "--", "/bin/sh", "-c", script,
+        ])
+        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        let confidence = try #require(stall["confidence"] as? [String: Any])
+        #expect(confidence["level"] as? String == "low")
+        #expect((confidence["watcherLateMs"] as? Double ?? 0) > 500)
+        #expect((confidence["note"] as? String)?.contains("stopped") == true)
     }
 
     @Test func baselineReportsNothing() throws {

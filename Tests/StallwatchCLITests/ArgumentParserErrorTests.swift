@@ -185,6 +185,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - mutex
                   - vdso
                   - observer
+                  - two-phase
                   - baseline
                 """
         )

@@ -14,6 +14,9 @@ func sampleStall(end: UInt64? = 1_612_300_000) -> StallReport {
         Frame(
             address: 0x5500_0000_2000, image: "/app/MyDaemon", offset: 0x2000, symbol: "DiskCache.waitForSlowDisk()",
             file: "/src/DiskCache.swift", line: 42, column: 9),
+        Frame(
+            address: 0x7f00_0000_5000, image: "/opt/swift/usr/lib/swift/linux/libFoundation.so", offset: 0x5000,
+            symbol: "__CFRUNLOOP_IS_CALLING_OUT_TO_A_TIMER_CALLBACK_FUNCTION__"),
         Frame(address: 0x5500_0000_3000, image: "/app/MyDaemon", offset: 0x3000, symbol: "main"),
     ]
     return StallReport(
@@ -34,10 +37,16 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
     }
 
     @Test func stallRecordFollowsTheSchema() throws {
-        let line = JSONLinesReporter(clock: fixedClock).render(sampleStall())
+        var reporter = JSONLinesReporter(clock: fixedClock)
+        let line = reporter.render(sampleStall())
         #expect(line.hasPrefix("{\"event\":\"stall\""))
         let record = try parse(line)
-        #expect(record["schemaVersion"] as? Int == 1)
+        #expect(record["schemaVersion"] as? Int == 2)
+        #expect(record["callout"] as? String == "timer")
+        #expect((record["fingerprint"] as? String)?.count == 16)
+        let confidence = try #require(record["confidence"] as? [String: Any])
+        #expect(confidence["level"] as? String == "high")
+        #expect(record["thread"] is NSNull, "no thread verdict without CPU time or states")
         #expect(record["durationMs"] as? Double == 612.3)
         #expect(record["thresholdMs"] as? Double == 80)
         #expect(record["activity"] as? String == "afterWaiting")
@@ -47,7 +56,7 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         #expect(capture["method"] as? String == "ptrace")
         let samples = try #require(record["samples"] as? [[String: Any]])
         let frames = try #require(samples.first?["frames"] as? [[String: Any]])
-        #expect(frames.count == 3)
+        #expect(frames.count == 4)
         #expect(frames[1]["address"] as? String == "0x550000002000")
         #expect(frames[1]["offset"] as? String == "0x2000")
         #expect(frames[1]["image"] as? String == "/app/MyDaemon")
@@ -59,7 +68,8 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
     }
 
     @Test func unfinishedStallHasNullDuration() throws {
-        let record = try parse(JSONLinesReporter(clock: fixedClock).render(sampleStall(end: nil)))
+        var reporter = JSONLinesReporter(clock: fixedClock)
+        let record = try parse(reporter.render(sampleStall(end: nil)))
         #expect(record["durationMs"] is NSNull)
         #expect(record["unfinished"] as? Bool == true)
     }
@@ -68,7 +78,8 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         let summary = RunSummary(
             stalls: [sampleStall(), sampleStall(end: nil)], runNanoseconds: 4_000_000_000, watchedPids: [4242],
             exitStatus: 0, warnings: ["something to know"])
-        let line = JSONLinesReporter(clock: fixedClock).render(summary)
+        var reporter = JSONLinesReporter(clock: fixedClock)
+        let line = reporter.render(summary)
         #expect(line.hasPrefix("{\"event\":\"summary\""))
         let record = try parse(line)
         #expect(record["stalls"] as? Int == 2)
@@ -76,6 +87,10 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         #expect(record["totalStallMs"] as? Double == 612.3)
         #expect(record["exitStatus"] as? Int == 0)
         #expect(record["warnings"] as? [String] == ["something to know"])
+        #expect(record["medianStallMs"] as? Double == 612.3)
+        let culprits = try #require(record["topCulprits"] as? [[String: Any]])
+        #expect(culprits.first?["symbol"] as? String == "DiskCache.waitForSlowDisk()")
+        #expect(culprits.first?["stalls"] as? Int == 2)
     }
 
     @Test func stringsAreEscaped() {
@@ -85,34 +100,79 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
 }
 
 @Suite struct TextReporterTests {
-    @Test func stallBlockNamesLengthCulpritAndStack() {
-        let text = TextReporter(clock: fixedClock, colored: false).render(sampleStall())
-        #expect(text.contains("stall #3 in MyDaemon (pid 4242): 612 ms"))
+    func text(_ stall: StallReport, colored: Bool = false) -> String {
+        var reporter = TextReporter(clock: fixedClock, colored: colored)
+        return reporter.render(stall)
+    }
+
+    @Test func stallBlockNamesLengthCalloutCulpritAndStack() {
+        var stall = sampleStall()
+        stall.threadActivity = ThreadActivity(cpuPercent: 2, verdict: .blocked, blockedOn: .sleep)
+        let text = text(stall)
+        #expect(
+            text.contains("stall #3 in MyDaemon (pid 4242): 612 ms in a timer callback, blocked, sleeping (2% CPU)"))
         #expect(text.contains("afterWaiting"))
         #expect(text.contains("detected after 241 ms (3 × 80 ms)"))
-        #expect(text.contains("stopped 0.12 ms"))
+        #expect(text.contains("1 sample by ptrace, main thread stopped 0.12 ms median"))
+        #expect(text.contains("fingerprint \(stall.fingerprint)"))
         #expect(text.contains("culprit: DiskCache.waitForSlowDisk() at DiskCache.swift:42:9"))
         #expect(text.contains("#  0  __nanosleep"))
         #expect(text.contains("MyDaemon +0x2000"))
         #expect(!text.contains("\u{1B}["), "no colour when disabled")
     }
 
+    @Test func severalSamplesShowTheTimelineAndTheShare() {
+        var stall = sampleStall()
+        let other = Sample(
+            frames: [Frame(address: 9, image: "/app/MyDaemon", offset: 9, symbol: "DiskCache.flush()")],
+            capturedAt: 1_400_000_000)
+        stall.samples = [stall.samples[0], stall.samples[0], other]
+        let text = text(stall)
+        #expect(text.contains("(in 2 of 3 samples)"))
+        #expect(text.contains("samples: +241–241 ms DiskCache.waitForSlowDisk (2), +400 ms DiskCache.flush"))
+    }
+
+    @Test func repeatsAreGroupedNeverDropped() {
+        var reporter = TextReporter(clock: fixedClock, colored: false)
+        let first = reporter.render(sampleStall())
+        var second = sampleStall()
+        second.identifier = 4
+        var third = sampleStall()
+        third.identifier = 5
+        let secondText = reporter.render(second)
+        let thirdText = reporter.render(third)
+        #expect(first.contains("culprit:"))
+        #expect(secondText.split(separator: "\n").count == 1)
+        #expect(secondText.contains("stall #4 in MyDaemon (pid 4242): 612 ms, same as stall #3"))
+        #expect(thirdText.contains("×3, 1837 ms in all"))
+    }
+
     @Test func unfinishedStallSaysSo() {
-        let text = TextReporter(clock: fixedClock, colored: false).render(sampleStall(end: nil))
-        #expect(text.contains("unfinished"))
+        #expect(text(sampleStall(end: nil)).contains("unfinished"))
+    }
+
+    @Test func lateWatcherIsCalledOut() {
+        var stall = sampleStall()
+        stall.detectedAt = stall.start + 2_000_000_000
+        #expect(text(stall).contains("caution: the watcher woke 1760 ms late"))
     }
 
     @Test func colourOnlyWhenAskedFor() {
-        let text = TextReporter(clock: fixedClock, colored: true).render(sampleStall())
-        #expect(text.contains("\u{1B}[1m"))
+        #expect(text(sampleStall(), colored: true).contains("\u{1B}[1m"))
     }
 
-    @Test func summaryLine() {
+    @Test func summaryLines() {
+        var longer = sampleStall(end: 2_000_000_000)
+        longer.identifier = 4
         let summary = RunSummary(
-            stalls: [sampleStall()], runNanoseconds: 4_000_000_000, watchedPids: [1], exitStatus: 3, warnings: [])
-        let text = TextReporter(clock: fixedClock, colored: false).render(summary)
+            stalls: [sampleStall(), longer], runNanoseconds: 4_000_000_000, watchedPids: [1], exitStatus: 3,
+            warnings: [])
+        var reporter = TextReporter(clock: fixedClock, colored: false)
+        let text = reporter.render(summary)
         #expect(
-            text.contains("1 stall, 612 ms stalled (15.3% of 4.0 s), longest 612 ms; workload exited with status 3"))
+            text.contains("2 stalls, 1612 ms stalled (40.3% of 4.0 s), longest 1000 ms; workload exited with status 3"))
+        #expect(text.contains("stall length: median 612 ms, p95 1000 ms"))
+        #expect(text.contains("1612 ms    2×  DiskCache.waitForSlowDisk()"))
     }
 }
 

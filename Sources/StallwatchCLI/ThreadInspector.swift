@@ -1,0 +1,39 @@
+// Reads a thread's scheduler state and CPU time from /proc, to tell computing from waiting.
+import Foundation
+import StallwatchCore
+
+/// What `/proc/PID/task/TID` says about one thread.
+enum ThreadInspector {
+    /// Clock ticks per second for `utime`/`stime` in `stat`.
+    static let ticksPerSecond = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
+
+    /// The thread's state, and the syscall (or kernel wait channel) it is blocked in.
+    ///
+    /// Read it before stopping the thread: a ptrace stop changes the state to `t`. The syscall file needs
+    /// ptrace permission; `wchan` does not, and stands in for it.
+    static func state(pid: Int32, tid: Int32) -> ThreadState? {
+        guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
+        guard state != "R" else { return ThreadState(state: state) }
+        let directory = "/proc/\(pid)/task/\(tid)"
+        let syscall = ProcFile.read(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
+        let waitChannel = ProcFile.read(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
+        return ThreadState(state: state, syscall: syscall.map(SyscallNames.name), waitChannel: waitChannel)
+    }
+
+    /// User plus system CPU time of the thread so far, in nanoseconds (10 ms resolution on most kernels).
+    static func cpuTime(pid: Int32, tid: Int32) -> UInt64? {
+        guard let fields = statFields(pid: pid, tid: tid), fields.count > 12,
+            let user = UInt64(fields[11]), let system = UInt64(fields[12])
+        else { return nil }
+        return (user + system) * 1_000_000_000 / ticksPerSecond
+    }
+
+    /// The fields of `stat` after the command name (which may itself contain spaces and parentheses):
+    /// index 0 is the state (field 3), index 11 `utime` (field 14), index 12 `stime` (field 15).
+    static func statFields(pid: Int32, tid: Int32) -> [Substring]? {
+        guard let text = ProcFile.read("/proc/\(pid)/task/\(tid)/stat"),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+}

@@ -1,0 +1,77 @@
+// Reading a stall's samples: which frame dominated, which callout it was, a fingerprint, how sure we are.
+
+extension StallReport {
+    /// The deepest application frame present in most samples: what the stall spent its time in.
+    ///
+    /// A single capture shows whatever ran at that instant (the complaint about one-shot hang detectors);
+    /// over several samples, a function that ran for most of the stall appears in most of them. Among the
+    /// application frames found in more than half the samples, the most deeply nested wins: in a stall made
+    /// of A for 400 ms then B for 80 ms, both under C, C and A qualify and A is deeper. With no majority
+    /// (every sample elsewhere), the innermost application frame of the first sample stands in.
+    public var dominantFrame: Frame? {
+        guard samples.count > 1 else { return culprit }
+        var presence: [String: (count: Int, depth: Int, frame: Frame)] = [:]
+        for sample in samples {
+            var seen: Set<String> = []
+            for (index, frame) in sample.frames.enumerated() where ImageClassifier.isApplicationFrame(frame) {
+                guard let symbol = frame.symbol, seen.insert(symbol).inserted else { continue }
+                let depth = sample.frames.count - index
+                let entry = presence[symbol] ?? (0, depth, frame)
+                presence[symbol] = (entry.count + 1, max(entry.depth, depth), entry.frame)
+            }
+        }
+        let majority = presence.values.filter { $0.count * 2 > samples.count }
+        let best = majority.max { ($0.depth, $0.count) < ($1.depth, $1.count) }
+        return best?.frame ?? culprit
+    }
+
+    /// The kind of callout the stall happened in, from the first sample that shows one.
+    public var callout: CalloutKind? {
+        samples.lazy.compactMap { CalloutKind(frames: $0.frames) }.first
+    }
+
+    /// A stable identity for "the same stall": the dominant frame and up to two application callers,
+    /// by name (not address, so it survives a rebuild), plus the callout kind. 16 hex digits.
+    public var fingerprint: String {
+        var parts = [callout?.rawValue ?? "-"]
+        if let dominant = dominantFrame?.symbol,
+            let sample = samples.first(where: { $0.frames.contains { $0.symbol == dominant } }),
+            let index = sample.frames.firstIndex(where: { $0.symbol == dominant })
+        {
+            let callers = sample.frames[index...].filter(ImageClassifier.isApplicationFrame).compactMap(\.symbol)
+            parts += callers.prefix(3)
+        } else {
+            parts.append(phase.name)
+        }
+        return Fingerprint.hex(of: parts.joined(separator: "\n"))
+    }
+
+    /// How late the watcher declared the stall, past the moment it was due (`count` × `threshold` after its
+    /// start).
+    public var watcherLateness: UInt64 {
+        let due = start + thresholdNanoseconds * UInt64(count)
+        return detectedAt > due ? detectedAt - due : 0
+    }
+
+    /// A caution when the watcher woke much later than due: the whole process was probably stopped
+    /// (SIGSTOP, a debugger) or starved of CPU, so the loop may not be to blame.
+    public var confidenceNote: String? {
+        let lateness = watcherLateness
+        guard lateness > max(thresholdNanoseconds, 50_000_000) else { return nil }
+        let milliseconds = lateness / 1_000_000
+        return "the watcher woke \(milliseconds) ms late: the process was probably stopped (SIGSTOP, a debugger)"
+            + " or starved of CPU, so part of this stall may not be the program's doing"
+    }
+}
+
+/// FNV-1a, 64 bits: a short, stable, dependency-free hash for fingerprints (not for security).
+enum Fingerprint {
+    static func hex(of text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
