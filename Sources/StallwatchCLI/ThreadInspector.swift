@@ -20,8 +20,14 @@ enum ThreadInspector {
         return ThreadState(state: state, syscall: syscall.map(SyscallNames.name), waitChannel: waitChannel)
     }
 
-    /// User plus system CPU time of the thread so far, in nanoseconds (10 ms resolution on most kernels).
+    /// CPU time of the thread so far, in nanoseconds: the scheduler's exact count from `schedstat`, or
+    /// user plus system time from `stat` (10 ms ticks) where the kernel does not keep schedstat.
     static func cpuTime(pid: Int32, tid: Int32) -> UInt64? {
+        if let schedstat = ProcFile.read("/proc/\(pid)/task/\(tid)/schedstat"),
+            let onCPU = schedstat.split(separator: " ").first.flatMap({ UInt64($0) }), onCPU > 0
+        {
+            return onCPU
+        }
         guard let fields = statFields(pid: pid, tid: tid), fields.count > 12,
             let user = UInt64(fields[11]), let system = UInt64(fields[12])
         else { return nil }
