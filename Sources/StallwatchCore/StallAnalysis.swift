@@ -38,8 +38,10 @@ extension StallReport {
             let sample = samples.first(where: { $0.frames.contains { $0.symbol == dominant } }),
             let index = sample.frames.firstIndex(where: { $0.symbol == dominant })
         {
-            let callers = sample.frames[index...].filter(ImageClassifier.isApplicationFrame).compactMap(\.symbol)
-            parts += callers.prefix(3)
+            let callers = sample.frames[index...].filter { ImageClassifier.isApplicationFrame($0) && !$0.inlined }
+                .compactMap(\.symbol)
+            // The optimizer's prefixes change with build settings, not with the code: leave them out.
+            parts += callers.prefix(3).map { $0.hasPrefix("specialized ") ? String($0.dropFirst(12)) : $0 }
         } else {
             parts.append(phase.name)
         }

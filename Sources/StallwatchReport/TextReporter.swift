@@ -112,7 +112,7 @@ public struct TextReporter: Reporter {
     /// `ChecksumEngine.crunchChecksums` from `static ChecksumEngine.crunchChecksums(until:)`.
     static func shortName(_ symbol: String) -> String {
         var name = Substring(symbol)
-        for prefix in ["static ", "specialized ", "closure #1 in "] where name.hasPrefix(prefix) {
+        while let prefix = ["static ", "specialized ", "merged ", "closure #1 in "].first(where: name.hasPrefix) {
             name = name.dropFirst(prefix.count)
         }
         if let parenthesis = name.firstIndex(of: "(") { name = name[..<parenthesis] }
