@@ -35,6 +35,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -49,6 +50,16 @@ extern void stallwatch_agent_autostart(void) __attribute__((weak));
 
 /// Runs when the agent library is loaded (LD_PRELOAD or linked), before main().
 __attribute__((constructor)) static void sw_agent_constructor(void) {
+    // Under `stallwatch run`, the workload ends with the collector that launched it: a stallwatch killed
+    // with SIGKILL must not leave it running on its own, holding the terminal. Only the collector's direct
+    // child: the death signal follows the parent *thread*, which in the workload's own children may be any
+    // short-lived thread.
+    const char *collector = getenv("STALLWATCH_COLLECTOR_PID");
+    if (collector != NULL && atoi(collector) == (int)getppid()) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        // The collector may have died between our fork and the prctl: then no signal would ever come.
+        if (getppid() != atoi(collector)) raise(SIGTERM);
+    }
     if (stallwatch_agent_autostart != NULL) stallwatch_agent_autostart();
 }
 
