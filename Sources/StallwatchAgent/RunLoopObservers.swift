@@ -9,8 +9,9 @@ import StallwatchCore
 /// observer has run, as `sleeping`. A stall inside another `beforeWaiting` observer therefore stays at
 /// `beforeWaiting` (busy) instead of looking like sleep.
 ///
-/// They are added in the common modes: default and any mode the program adds to the common set. A run loop
-/// run in a private mode (a nested modal loop) is not observed; see the README's limitations.
+/// They are added in the common modes (default and any mode the program adds to the common set), and the
+/// ``ModeTracker`` adds them to private modes as they appear, so a nested run loop in a private mode (a
+/// modal session) is observed too.
 enum RunLoopObservers {
     /// `beforeTimers` is not observed: the loop reaches `beforeSources` right after it, and leaving it out
     /// saves one observer call-out per iteration on a busy loop.
@@ -40,6 +41,52 @@ enum RunLoopObservers {
         for observer in observers {
             CFRunLoopObserverInvalidate(observer)
         }
+    }
+}
+
+/// Adds the observers to run-loop modes that appear after they were installed.
+///
+/// A private mode (`RunLoop.current.run(mode: .init("modal"), before:)`) is not in the common set, so
+/// observers added to the common modes never hear from it: while the main thread runs a nested loop in it,
+/// the last published state is the callout that started the loop, and a responsive modal session would look
+/// like a stall. The watcher calls ``refresh()`` on every wake; a mode seen for the first time gets both
+/// observers, then the main run loop is woken (harmless: a wake-up with nothing to do just loops) so that a
+/// nested loop already asleep in that mode publishes its state at once.
+final class ModeTracker: @unchecked Sendable {
+    private let observers: [CFRunLoopObserver]
+    private var known: Set<String> = []
+
+    init(observers: [CFRunLoopObserver]) {
+        self.observers = observers
+    }
+
+    /// Observes modes not seen before. Returns true if there were any: the published state may be stale
+    /// until the main thread has gone through its next transition.
+    func refresh() -> Bool {
+        let mainLoop = CFRunLoopGetMain()
+        guard let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
+        var added = false
+        for index in 0..<CFArrayGetCount(modes) {
+            guard let pointer = CFArrayGetValueAtIndex(modes, index) else { continue }
+            let mode = unsafeBitCast(pointer, to: CFString.self)
+            let name = Self.name(of: mode)
+            guard !known.contains(name) else { continue }
+            known.insert(name)
+            for observer in observers {
+                CFRunLoopAddObserver(mainLoop, observer, mode)
+            }
+            added = true
+        }
+        if added { CFRunLoopWakeUp(mainLoop) }
+        return added
+    }
+
+    private static func name(of mode: CFString) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard CFStringGetCString(mode, &buffer, buffer.count, CFStringBuiltInEncodings.UTF8.rawValue) else {
+            return String(describing: mode)
+        }
+        return String(cString: buffer)
     }
 }
 

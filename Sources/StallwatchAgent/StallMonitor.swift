@@ -85,8 +85,10 @@ public final class StallMonitor: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard running == nil else { throw .alreadyRunning }
-        let watcher = Watcher(board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink)
         let observers = RunLoopObservers.install()
+        let watcher = Watcher(
+            board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink,
+            modeTracker: ModeTracker(observers: observers))
         watcher.start()
         let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink)
         running = monitor

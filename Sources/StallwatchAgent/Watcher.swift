@@ -17,9 +17,12 @@ final class Watcher: @unchecked Sendable {
     private var started = false
     private var announced = false
 
-    init(board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink) {
+    private let modeTracker: ModeTracker?
+
+    init(board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink, modeTracker: ModeTracker? = nil) {
         self.board = board
         self.sink = sink
+        self.modeTracker = modeTracker
         self.detector = StallDetector(threshold: threshold, count: count)
     }
 
@@ -47,6 +50,12 @@ final class Watcher: @unchecked Sendable {
     private func run() {
         var now = sw_agent_now_ns()
         while true {
+            if modeTracker?.refresh() == true {
+                // A mode appeared and the main loop was woken: let it publish before judging it.
+                if waitForStop(until: now + detector.threshold / 4) { return }
+                now = sw_agent_now_ns()
+                continue
+            }
             step(now: now)
             let wake = detector.nextWake(after: now)
             if waitForStop(until: wake) { return }

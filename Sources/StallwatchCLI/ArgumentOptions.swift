@@ -1,4 +1,4 @@
-// The option values `run` and `demo` accept, with their defaults and limits.
+// The option values `run`, `demo`, `attach` and `stack` accept, with their defaults and limits.
 
 /// How reports are written.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -18,7 +18,7 @@ public enum ColorChoice: String, CaseIterable, Sendable {
     case never
 }
 
-/// Options shared by `run` and `demo`: what counts as a stall and where reports go.
+/// Options shared by `run`, `demo` and `attach`: what counts as a stall and where reports go.
 public struct WatchOptions: Equatable, Sendable {
     /// The smallest `--threshold` accepted; shorter timeouts would mostly measure scheduler noise.
     public static let minimumThreshold: Duration = .milliseconds(1)
@@ -114,6 +114,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case vdso
     case observer
     case twoPhase = "two-phase"
+    case modal
+    case modalStall = "modal-stall"
     case baseline
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
@@ -127,7 +129,56 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .vdso: "Spinning on clock_gettime, in the vDSO."
         case .observer: "CPU work inside a beforeWaiting observer."
         case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
+        case .modal: "A responsive nested run loop in a private mode; no stall."
+        case .modalStall: "CPU work in a timer inside such a modal session."
         case .baseline: "Short work only; no stall expected."
         }
+    }
+}
+
+/// How `stallwatch attach` watches a process (`--mode`).
+public enum AttachMode: String, CaseIterable, Sendable {
+    /// Through the process's listening agent if it has one, otherwise from outside.
+    case auto
+    /// Only through the process's listening agent; an error if none answers.
+    case agent
+    /// From outside only, from `/proc` and ptrace, whether or not an agent is there.
+    case external
+}
+
+/// Options of `stallwatch attach`.
+public struct AttachOptions: Equatable, Sendable {
+    /// What counts as a stall and where reports go.
+    public var watch: WatchOptions
+    /// The process to watch.
+    public var pid: Int32
+    /// Through its agent, from outside, or whichever works (`--mode`).
+    public var mode: AttachMode
+    /// How long to watch (`--duration`); `nil` means until Ctrl-C, SIGTERM or the process's exit.
+    public var duration: Duration?
+
+    /// Creates attach options.
+    public init(watch: WatchOptions = WatchOptions(), pid: Int32, mode: AttachMode = .auto, duration: Duration? = nil) {
+        self.watch = watch
+        self.pid = pid
+        self.mode = mode
+        self.duration = duration
+    }
+}
+
+/// Options of `stallwatch stack`.
+public struct StackOptions: Equatable, Sendable {
+    /// The process whose stacks to show.
+    public var pid: Int32
+    /// Every thread, not only the main one (`--all-threads`).
+    public var allThreads: Bool
+    /// Text for people, or one JSON object (`--format`).
+    public var format: OutputFormat
+
+    /// Creates stack options.
+    public init(pid: Int32, allThreads: Bool = false, format: OutputFormat = .text) {
+        self.pid = pid
+        self.allThreads = allThreads
+        self.format = format
     }
 }

@@ -259,3 +259,45 @@ enum ImportPipeline {
         return sum
     }
 }
+
+// MARK: modal
+
+enum ModalSession {
+    /// The private run-loop mode of the modal session: not one of the common modes.
+    static let mode = RunLoop.Mode("com.stallwatch.demo.modal")
+
+    /// Runs a nested run loop in the private mode for `length`, as a modal dialog does, kept busy by a 20 ms
+    /// timer (so it wakes often and stays responsive); `work`, if any, runs from a timer in that mode
+    /// `delay` into the session. Returns how long the session lasted.
+    @inline(never)
+    static func runResponsiveSession(
+        lasting length: Duration, after delay: Duration = .zero, _ work: (@Sendable () -> Void)? = nil
+    ) -> Duration {
+        let start = MonotonicInstant.now()
+        let end = start + length
+        let heartbeat = Timer(fire: Date(), interval: 0.02, repeats: true) { _ in WorkResults.keep(1) }
+        RunLoop.current.add(heartbeat, forMode: mode)
+        if let work {
+            RunLoop.current.add(Timer(fire: (start + delay).date, interval: 0, repeats: false) { _ in work() }, forMode: mode)
+        }
+        while !end.hasPassed {
+            _ = RunLoop.current.run(mode: mode, before: end.date)
+        }
+        heartbeat.invalidate()
+        return MonotonicInstant.now() - start
+    }
+
+    /// Checks synthetic form fields until `deadline`: the stall inside the modal session.
+    @inline(never)
+    static func validateFormFields(until deadline: MonotonicInstant) -> UInt64 {
+        var checksum: UInt64 = 7
+        repeat {
+            var iteration = 0
+            while iteration < iterationsPerClockCheck {
+                checksum = (checksum &* 31) ^ UInt64(truncatingIfNeeded: iteration)
+                iteration += 1
+            }
+        } while !deadline.hasPassed
+        return checksum
+    }
+}

@@ -7,12 +7,18 @@ enum DemoStderr {
     ///
     /// A baseline run announces `stalls=0`, the number of ground-truth lines that will follow.
     static func announce(_ options: DemoOptions) {
-        let stalls = options.scenario == .baseline ? 0 : options.stallCount
+        let stalls = options.scenario.culprit == nil ? 0 : options.stallCount
         write(
             "scenario=\(options.scenario.rawValue) stalls=\(stalls)"
                 + " duration_ms=\(Int(options.stallDuration.milliseconds))"
                 + " period_ms=\(Int(options.period.milliseconds)) pid=\(getpid())"
         )
+    }
+
+    /// `stallwatch-demo: modal scenario=modal index=1 duration_ms=600.2`: a modal session that must not be
+    /// reported, with its measured length, so tests can tell it ran.
+    static func modalSession(index: Int, length: Duration) {
+        write("modal scenario=modal index=\(index) duration_ms=\(String(format: "%.1f", length.milliseconds))")
     }
 
     static func error(_ message: String) {

@@ -76,6 +76,24 @@ extension Scenario {
             addStallTimers(timeline) { stall in
                 WorkResults.keep(ImportPipeline.importBatch(from: stall.start, until: stall.deadline))
             }
+        case .modal:
+            for index in timeline.stallIndices {
+                MainRunLoop.addTimer(firingAt: timeline.start(ofStall: index)) {
+                    let length = ModalSession.runResponsiveSession(lasting: timeline.stallDuration)
+                    DemoStderr.modalSession(index: index, length: length)
+                }
+            }
+        case .modalStall:
+            let sessionLength = min(timeline.stallDuration + .milliseconds(400), timeline.period - .milliseconds(100))
+            for index in timeline.stallIndices {
+                MainRunLoop.addTimer(firingAt: timeline.start(ofStall: index)) {
+                    _ = ModalSession.runResponsiveSession(lasting: sessionLength, after: .milliseconds(200)) {
+                        measureStall(index, timeline) { stall in
+                            WorkResults.keep(ModalSession.validateFormFields(until: stall.deadline))
+                        }
+                    }
+                }
+            }
         case .baseline:
             installRoutineWork(timeline)
         }

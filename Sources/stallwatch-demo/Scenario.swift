@@ -14,10 +14,12 @@ enum Scenario: String, CaseIterable, Sendable {
     case vdso
     case observer
     case twoPhase = "two-phase"
+    case modal
+    case modalStall = "modal-stall"
     case baseline
 
     /// The function a symbolicated stack of this scenario's stalls shows, as `Type.method`; `nil` for
-    /// `baseline`, which never stalls.
+    /// `baseline` and `modal`, which never stall.
     var culprit: String? {
         switch self {
         case .cpu: "ChecksumEngine.crunchChecksums"
@@ -28,6 +30,8 @@ enum Scenario: String, CaseIterable, Sendable {
         case .vdso: "FrameClock.spinUntilNextFrame"
         case .observer: "LayoutObserver.recomputeLayoutBeforeSleep"
         case .twoPhase: "ImportPipeline.parseRecords"
+        case .modal: nil
+        case .modalStall: "ModalSession.validateFormFields"
         case .baseline: nil
         }
     }
@@ -42,6 +46,8 @@ enum Scenario: String, CaseIterable, Sendable {
         case .vdso: "a timer callback spins on clock_gettime, mostly inside the vDSO"
         case .observer: "a beforeWaiting run-loop observer burns CPU"
         case .twoPhase: "a timer callback parses for 5/6 of the stall, then indexes for the last 1/6"
+        case .modal: "a timer callback runs a responsive nested run loop in a private mode; never stalls"
+        case .modalStall: "inside such a modal session, a timer in the private mode burns CPU"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
         }
     }

@@ -13,6 +13,7 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
     ("vdso", "FrameClock.spinUntilNextFrame", "timer", "cpuBound"),
     ("observer", "LayoutObserver.recomputeLayoutBeforeSleep", "observer", "cpuBound"),
     ("two-phase", "ImportPipeline.parseRecords", "timer", "cpuBound"),
+    ("modal-stall", "ModalSession.validateFormFields", "timer", "cpuBound"),
 ]
 
 // Serialized: the stalls are timed, and the machine has two cores.
@@ -78,6 +79,16 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         #expect(confidence["level"] as? String == "low")
         #expect((confidence["watcherLateMs"] as? Double ?? 0) > 500)
         #expect((confidence["note"] as? String)?.contains("stopped") == true)
+    }
+
+    @Test func responsiveModalSessionInAPrivateModeIsNotAStall() throws {
+        let result = try runStallwatch([
+            "demo", "--scenario", "modal", "--format", "json", "--", "--duration", "1s", "--period", "2s",
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let sessions = result.stderr.split(separator: "\n").filter { $0.hasPrefix("stallwatch-demo: modal ") }
+        #expect(sessions.count == 2, "the demo ran its modal sessions: \(result.stderr)")
+        #expect(result.stalls.isEmpty, "a nested loop that stays responsive is not a stall: \(result.stdout)")
     }
 
     @Test func baselineReportsNothing() throws {

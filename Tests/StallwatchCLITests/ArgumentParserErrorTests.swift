@@ -186,6 +186,8 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - vdso
                   - observer
                   - two-phase
+                  - modal
+                  - modal-stall
                   - baseline
                 """
         )

@@ -162,7 +162,8 @@ func invocation(_ arguments: [String], sourceLocation: SourceLocation = #_source
     @Test func scenarioNamesAreTheOnesTheSpecNames() {
         #expect(
             DemoScenario.allCases.map(\.rawValue) == [
-                "cpu", "sleep", "main-queue", "source", "mutex", "vdso", "observer", "two-phase", "baseline",
+                "cpu", "sleep", "main-queue", "source", "mutex", "vdso", "observer", "two-phase", "modal",
+                "modal-stall", "baseline",
             ])
     }
 
