@@ -129,7 +129,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .vdso: "Spinning on clock_gettime, in the vDSO."
         case .observer: "CPU work inside a beforeWaiting observer."
         case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
-        case .modal: "A responsive nested run loop in a private mode; no stall."
+        case .modal: "A responsive nested loop in a private mode."
         case .modalStall: "CPU work in a timer inside such a modal session."
         case .baseline: "Short work only; no stall expected."
         }
