@@ -38,27 +38,31 @@ final class CollectorSink: StallSink {
         send(.watching(pid: pid, tid: pid))
     }
 
-    func stallBegan(_ onset: StallOnset) {
+    func stallBegan(_ onset: StallOnset, thread: Int32?) {
         samplesTaken = 1
-        send(.stallBegan(pid: pid, tid: pid, onset: onset))
-        sample(onset)
+        send(.stallBegan(pid: pid, tid: thread ?? pid, onset: onset))
+        sample(onset, thread: thread ?? pid)
     }
 
-    func stallContinues(_ onset: StallOnset) {
+    func stallContinues(_ onset: StallOnset, thread: Int32?) {
         guard samplesTaken < maxSamples else { return }
         samplesTaken += 1
-        send(.stallSample(pid: pid, tid: pid, identifier: onset.identifier, index: samplesTaken))
-        sample(onset)
+        send(.stallSample(pid: pid, tid: thread ?? pid, identifier: onset.identifier, index: samplesTaken))
+        sample(onset, thread: thread ?? pid)
     }
 
     /// Waits for the collector to capture from outside, or captures in-process when it asks (or is silent).
     /// The image map goes with a stall's first in-process sample only: it does not change during a stall.
-    private func sample(_ onset: StallOnset) {
+    private func sample(_ onset: StallOnset, thread: Int32) {
         guard !broken else { return }
-        switch awaitAnswer(for: onset.identifier) {
+        let answer = awaitAnswer(for: onset.identifier)
+        // The collector hung up (`stallwatch attach` detached, or stallwatch died): nobody would get the stack, and
+        // capturing in-process would only disturb the program.
+        if answer == nil, broken { return }
+        switch answer {
         case .captured?: return
         case .captureInProcess?, nil:
-            let result = InProcessCapture.capture(tid: pid)
+            let result = InProcessCapture.capture(tid: thread)
             let sendImages = !result.addresses.isEmpty && imagesSentFor != onset.identifier
             let images = sendImages ? ProcessImages.captureCurrentProcess().encoded() : nil
             if sendImages { imagesSentFor = onset.identifier }

@@ -86,9 +86,10 @@ public final class StallMonitor: @unchecked Sendable {
         defer { lock.unlock() }
         guard running == nil else { throw .alreadyRunning }
         let observers = RunLoopObservers.install()
+        let strategy = ProcessInfo.processInfo.environment[AgentEnvironment.strategy].flatMap(Strategy.init) ?? .auto
         let watcher = Watcher(
             board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink,
-            modeTracker: ModeTracker(observers: observers))
+            modeTracker: ModeTracker(observers: observers), strategy: strategy)
         watcher.start()
         let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink)
         running = monitor
@@ -129,17 +130,17 @@ final class HandlerSink: StallSink {
 
     func watchingStarted() {}
 
-    func stallBegan(_ onset: StallOnset) {
+    func stallBegan(_ onset: StallOnset, thread: Int32?) {
         let pid = getpid()
         images = ProcessImages.captureCurrentProcess()
         pending = StallReport(
-            identifier: onset.identifier, pid: pid, tid: pid, processName: ProcessInfo.processInfo.processName,
+            identifier: onset.identifier, pid: pid, tid: thread ?? pid, processName: ProcessInfo.processInfo.processName,
             phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
             thresholdNanoseconds: threshold, count: count, captureMethod: .signal, samples: [])
         takeSample()
     }
 
-    func stallContinues(_ onset: StallOnset) {
+    func stallContinues(_ onset: StallOnset, thread: Int32?) {
         guard let report = pending, report.identifier == onset.identifier, report.samples.count < maxSamples else {
             return
         }
@@ -148,7 +149,7 @@ final class HandlerSink: StallSink {
 
     private func takeSample() {
         guard var report = pending, let images else { return }
-        let capture = InProcessCapture.capture(tid: report.pid)
+        let capture = InProcessCapture.capture(tid: report.tid)
         if capture.addresses.isEmpty {
             report.captureNote = capture.error
             if report.samples.isEmpty { report.captureMethod = .none }

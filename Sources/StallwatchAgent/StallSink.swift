@@ -5,10 +5,11 @@ import StallwatchCore
 protocol StallSink: AnyObject {
     /// The main run loop ran for the first time.
     func watchingStarted()
-    /// A stall was declared; the sink arranges for the main thread's stack to be captured now.
-    func stallBegan(_ onset: StallOnset)
+    /// A stall was declared; the sink arranges for the stalled thread's stack to be captured now.
+    /// `thread` is the thread serving the main queue under the ping strategy; nil means the main thread.
+    func stallBegan(_ onset: StallOnset, thread: Int32?)
     /// The stall is still going on, one more threshold later: time for another sample.
-    func stallContinues(_ onset: StallOnset)
+    func stallContinues(_ onset: StallOnset, thread: Int32?)
     /// The stall ended when the loop moved again at `endedAt`.
     func stallEnded(_ onset: StallOnset, endedAt: UInt64)
 }

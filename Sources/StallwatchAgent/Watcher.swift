@@ -4,10 +4,16 @@ import Dispatch
 import Foundation
 import StallwatchCore
 
-/// Runs the ``StallDetector`` on its own thread against the ``ActivityBoard``.
+/// Runs the ``StallDetector`` on its own thread against the ``ActivityBoard`` — or, for a program with no
+/// run loop, the ``PingDetector`` against the ``PingBoard``.
 ///
 /// The thread waits on a semaphore with a timeout, as the classic detector does, but the semaphore is only
 /// posted to stop it: the main thread never touches it. Each timeout takes one reading of the board.
+///
+/// Strategy `auto` starts with the run loop. If no run-loop activity has appeared after
+/// ``probeDelay`` (one threshold), it starts pinging the main queue; pings count only once one has been answered (so a
+/// program's long set-up before its loop starts is not a stall), and the first answer while the run loop
+/// is still silent switches to the ping strategy for good. Any run-loop activity stops the pinging.
 final class Watcher: @unchecked Sendable {
     private let board: ActivityBoard
     private let sink: StallSink
@@ -18,12 +24,29 @@ final class Watcher: @unchecked Sendable {
     private var announced = false
 
     private let modeTracker: ModeTracker?
+    private let strategy: Strategy
+    private var pings: PingDetector
+    /// Set once the ping strategy is in use (a program without a run loop).
+    private var pinging = false
+    private let startedAt = sw_agent_now_ns()
+    /// Set when observers were added to a new mode: the reading then, which is not to be judged on.
+    private var awaitingTransition: (sequence: UInt64, since: UInt64)?
 
-    init(board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink, modeTracker: ModeTracker? = nil) {
+    /// How long `auto` waits for run-loop activity before it probes the main queue with pings. Probing
+    /// early is safe: a ping sent before a run loop starts is answered inside that run loop, whose activity
+    /// ends the probing, and unanswered pings never count.
+    private var probeDelay: UInt64 { detector.threshold }
+
+    init(
+        board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink, modeTracker: ModeTracker? = nil,
+        strategy: Strategy = .auto
+    ) {
         self.board = board
         self.sink = sink
         self.modeTracker = modeTracker
+        self.strategy = strategy
         self.detector = StallDetector(threshold: threshold, count: count)
+        self.pings = PingDetector(threshold: threshold, count: count)
     }
 
     /// Starts the thread.
@@ -51,13 +74,22 @@ final class Watcher: @unchecked Sendable {
         var now = sw_agent_now_ns()
         while true {
             if modeTracker?.refresh() == true {
-                // A mode appeared and the main loop was woken: let it publish before judging it.
+                // A mode appeared and the main loop was woken: its published state may be stale until the
+                // main thread gets to run and goes through a transition, which on a busy machine can take a
+                // while. Judge nothing on that stale state for up to one stall's age.
+                awaitingTransition = (board.read(now: now).sequence, now)
                 if waitForStop(until: now + detector.threshold / 4) { return }
                 now = sw_agent_now_ns()
                 continue
             }
-            step(now: now)
-            let wake = detector.nextWake(after: now)
+            let wake: UInt64
+            if usesPings(now: now) {
+                pingStep(now: now)
+                wake = pings.nextWake(after: now)
+            } else {
+                step(now: now)
+                wake = detector.nextWake(after: now)
+            }
             if waitForStop(until: wake) { return }
             now = sw_agent_now_ns()
         }
@@ -76,6 +108,10 @@ final class Watcher: @unchecked Sendable {
             snapshot = board.read(now: now)
             attempts += 1
         } while board.endProbe() != nil && attempts < 100
+        if let awaiting = awaitingTransition {
+            if snapshot.sequence == awaiting.sequence, now < awaiting.since + detector.stallAge { return }
+            awaitingTransition = nil
+        }
         if !announced, snapshot.phase != .notStarted {
             announced = true
             sink.watchingStarted()
@@ -84,13 +120,45 @@ final class Watcher: @unchecked Sendable {
             snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
         for event in events {
             switch event {
-            case .began(let onset): sink.stallBegan(onset)
+            case .began(let onset): sink.stallBegan(onset, thread: nil)
             case .ended(let onset, let endedAt): sink.stallEnded(onset, endedAt: endedAt)
             }
         }
         if let ongoing = detector.ongoingStall, !events.contains(.began(ongoing)) {
-            sink.stallContinues(ongoing)
+            sink.stallContinues(ongoing, thread: nil)
         }
+    }
+
+    /// Whether to ping the main queue at this wake: always under `ping`; under `auto`, once the run loop
+    /// has been silent for ``probeDelay`` and until it shows activity.
+    private func usesPings(now: UInt64) -> Bool {
+        switch strategy {
+        case .runLoop: return false
+        case .ping: return true
+        case .auto:
+            if pinging { return true }
+            return board.read(now: now).phase == .notStarted && now >= startedAt + probeDelay
+        }
+    }
+
+    /// One ping round: reads the latest answer, reports stall changes, posts the next ping if due.
+    private func pingStep(now: UInt64) {
+        let (events, post) = pings.observe(PingBoard.shared.latest(), now: now)
+        if !pinging, pings.servingThread != nil {
+            pinging = true
+            announced = true
+            sink.watchingStarted()
+        }
+        for event in events {
+            switch event {
+            case .began(let onset): sink.stallBegan(onset, thread: pings.servingThread)
+            case .ended(let onset, let endedAt): sink.stallEnded(onset, endedAt: endedAt)
+            }
+        }
+        if let ongoing = pings.ongoingStall, !events.contains(.began(ongoing)) {
+            sink.stallContinues(ongoing, thread: pings.servingThread)
+        }
+        if let sequence = post { PingBoard.shared.post(sequence) }
     }
 
     /// Waits on the stop semaphore until `deadline` (`CLOCK_MONOTONIC` ns). True if asked to stop.

@@ -116,6 +116,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case twoPhase = "two-phase"
     case modal
     case modalStall = "modal-stall"
+    case dispatchMain = "dispatch-main"
     case baseline
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
@@ -131,6 +132,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
         case .modal: "A responsive nested loop in a private mode."
         case .modalStall: "CPU work in a timer inside such a modal session."
+        case .dispatchMain: "No run loop (dispatchMain); CPU work in a block."
         case .baseline: "Short work only; no stall expected."
         }
     }

@@ -53,6 +53,8 @@ public enum AgentEnvironment {
     public static let thresholdNanoseconds = "STALLWATCH_THRESHOLD_NS"
     /// `--count`.
     public static let count = "STALLWATCH_COUNT"
+    /// `--strategy`: `runloop`, `ping` or `auto` (the default when unset).
+    public static let strategy = "STALLWATCH_STRATEGY"
     /// `--max-samples`: stacks per stall, one at detection and one per threshold after.
     public static let maxSamples = "STALLWATCH_MAX_SAMPLES"
     /// PID of the collector, which the agent allows to ptrace it (`PR_SET_PTRACER`) under Yama.

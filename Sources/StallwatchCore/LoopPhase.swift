@@ -21,6 +21,8 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     case afterWaiting = 5
     /// The loop returned to its caller (`kCFRunLoopExit`).
     case exit = 6
+    /// No run loop: a main-queue ping went unanswered (a `dispatchMain()` or main-actor program).
+    case mainQueue = 7
 
     /// Whether a timeout in this phase counts toward a stall.
     ///
@@ -29,7 +31,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     /// An asleep loop, one that never ran, and one that returned to its caller never count.
     public var isBusy: Bool {
         switch self {
-        case .entry, .beforeSources, .beforeWaiting, .afterWaiting: true
+        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue: true
         case .notStarted, .sleeping, .exit: false
         }
     }
@@ -44,6 +46,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .sleeping: "sleeping"
         case .afterWaiting: "afterWaiting"
         case .exit: "exit"
+        case .mainQueue: "mainQueue"
         }
     }
 
@@ -57,6 +60,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .sleeping: "asleep"
         case .afterWaiting: "handling a timer, main-queue block or port after waking"
         case .exit: "outside the run loop"
+        case .mainQueue: "a main-queue block, in a program with no run loop (dispatchMain or the main actor)"
         }
     }
 

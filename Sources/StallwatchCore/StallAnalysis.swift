@@ -25,9 +25,10 @@ extension StallReport {
         return best?.frame ?? culprit
     }
 
-    /// The kind of callout the stall happened in, from the first sample that shows one.
+    /// The kind of callout the stall happened in, from the first sample that shows one; under the ping
+    /// strategy (no run loop) the stalled work is by definition a main-queue block.
     public var callout: CalloutKind? {
-        samples.lazy.compactMap { CalloutKind(frames: $0.frames) }.first
+        samples.lazy.compactMap { CalloutKind(frames: $0.frames) }.first ?? (phase == .mainQueue ? .mainQueue : nil)
     }
 
     /// A stable identity for "the same stall": the dominant frame and up to two application callers,

@@ -73,7 +73,7 @@ public struct TextReporter: Reporter {
         stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
     }
 
-    /// "5 samples by ptrace, main thread stopped 0.16 ms median".
+    /// "5 samples by ptrace, thread stopped 0.16 ms median".
     func captureLine(_ stall: StallReport) -> String {
         let count = stall.samples.count
         let samples = "\(count) sample\(count == 1 ? "" : "s")"
@@ -81,7 +81,7 @@ public struct TextReporter: Reporter {
         case .ptrace:
             let stopped = stall.samples.compactMap(\.stoppedNanoseconds).sorted()
             let median =
-                stopped.isEmpty ? "" : ", main thread stopped \(Self.precise(stopped[stopped.count / 2])) ms median"
+                stopped.isEmpty ? "" : ", thread stopped \(Self.precise(stopped[stopped.count / 2])) ms median"
             return "\(samples) by ptrace\(median)"
         case .signal: return "\(samples) in-process with a signal"
         case .none: return "no stack captured"

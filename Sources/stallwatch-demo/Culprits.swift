@@ -301,3 +301,26 @@ enum ModalSession {
         return checksum
     }
 }
+
+// MARK: dispatch-main
+
+enum SyncEngine {
+    @inline(never)
+    static func applyRemoteChanges(until deadline: MonotonicInstant) -> UInt64 {
+        mergeChanges(until: deadline) &+ 3
+    }
+
+    /// Merges synthetic change sets until `deadline`, on the main queue of a program with no run loop.
+    @inline(never)
+    static func mergeChanges(until deadline: MonotonicInstant) -> UInt64 {
+        var merged: UInt64 = 0x1234_5678
+        repeat {
+            var iteration = 0
+            while iteration < iterationsPerClockCheck {
+                merged = merged &* 2_862_933_555_777_941_757 &+ 3_037_000_493
+                iteration += 1
+            }
+        } while !deadline.hasPassed
+        return merged
+    }
+}

@@ -35,6 +35,11 @@ enum StallwatchDemo {
             }
             DemoStderr.announce(options)
             options.scenario.install(on: timeline)
+            if options.scenario.usesDispatchMain {
+                // No run loop at all: the main queue is served by dispatchMain(), which never returns.
+                DispatchQueue.global().asyncAfter(deadline: .now() + (timeline.end - .now()).seconds) { exit(0) }
+                dispatchMain()
+            }
             RunLoop.main.run(until: timeline.end.date)
         }
         return 0

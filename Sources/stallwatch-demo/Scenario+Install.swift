@@ -94,6 +94,14 @@ extension Scenario {
                     }
                 }
             }
+        case .dispatchMain:
+            BackgroundTimeline.start(named: "sync-engine", at: starts) { index in
+                DispatchQueue.main.async {
+                    measureStall(index, timeline) { stall in
+                        WorkResults.keep(SyncEngine.applyRemoteChanges(until: stall.deadline))
+                    }
+                }
+            }
         case .baseline:
             installRoutineWork(timeline)
         }

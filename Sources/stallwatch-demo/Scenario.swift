@@ -16,6 +16,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case twoPhase = "two-phase"
     case modal
     case modalStall = "modal-stall"
+    case dispatchMain = "dispatch-main"
     case baseline
 
     /// The function a symbolicated stack of this scenario's stalls shows, as `Type.method`; `nil` for
@@ -32,9 +33,13 @@ enum Scenario: String, CaseIterable, Sendable {
         case .twoPhase: "ImportPipeline.parseRecords"
         case .modal: nil
         case .modalStall: "ModalSession.validateFormFields"
+        case .dispatchMain: "SyncEngine.mergeChanges"
         case .baseline: nil
         }
     }
+
+    /// Whether the program has no run loop and serves its main queue with `dispatchMain()`.
+    var usesDispatchMain: Bool { self == .dispatchMain }
 
     var summary: String {
         switch self {
@@ -48,6 +53,7 @@ enum Scenario: String, CaseIterable, Sendable {
         case .twoPhase: "a timer callback parses for 5/6 of the stall, then indexes for the last 1/6"
         case .modal: "a timer callback runs a responsive nested run loop in a private mode; never stalls"
         case .modalStall: "inside such a modal session, a timer in the private mode burns CPU"
+        case .dispatchMain: "no run loop: the program calls dispatchMain() and a main-queue block burns CPU"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
         }
     }

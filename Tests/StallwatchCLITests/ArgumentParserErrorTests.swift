@@ -188,6 +188,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - two-phase
                   - modal
                   - modal-stall
+                  - dispatch-main
                   - baseline
                 """
         )

@@ -133,3 +133,60 @@ struct FakeLoop {
         #expect(events.count == 1)
     }
 }
+
+/// The ping strategy on a fake clock (milliseconds for readability).
+@Suite struct PingDetectorTests {
+    let ms: UInt64 = 1_000_000
+
+    func answer(_ sequence: UInt64, at time: UInt64, thread: Int32 = 77) -> PingDetector.Answer {
+        PingDetector.Answer(sequence: sequence, time: time * ms, thread: thread)
+    }
+
+    @Test func unansweredPingsCountOnlyOnceTheQueueHasBeenServed() {
+        // Before the first answer the program may still be setting up: a silent queue is not a stall.
+        var detector = PingDetector(threshold: 80 * ms, count: 3)
+        #expect(detector.observe(nil, now: 0).post == 1)
+        #expect(detector.observe(nil, now: 5_000 * ms).events.isEmpty)
+        #expect(detector.servingThread == nil)
+    }
+
+    @Test func pingUnansweredForCountThresholdsIsAStallThatEndsWhenAnswered() {
+        var detector = PingDetector(threshold: 80 * ms, count: 3)
+        _ = detector.observe(nil, now: 0)  // posts ping 1
+        let second = detector.observe(answer(1, at: 2), now: 80 * ms)  // answered; posts ping 2 at 80
+        #expect(second.post == 2)
+        #expect(detector.servingThread == 77)
+        #expect(detector.observe(nil, now: 300 * ms).events.isEmpty, "220 ms unanswered: not yet")
+        let began = detector.observe(nil, now: 320 * ms).events
+        #expect(
+            began == [
+                .began(StallOnset(identifier: 1, phase: .mainQueue, start: 80 * ms, detectedAt: 320 * ms, sequence: 2))
+            ])
+        #expect(detector.observe(nil, now: 400 * ms).events.isEmpty, "one stall, reported once")
+        let ended = detector.observe(answer(2, at: 650), now: 700 * ms)
+        #expect(ended.events.count == 1)
+        if case .ended(_, let end)? = ended.events.first { #expect(end == 650 * ms) }
+        #expect(ended.post == 3, "pinging resumes")
+    }
+
+    @Test func promptAnswersNeverStall() {
+        var detector = PingDetector(threshold: 80 * ms, count: 3)
+        var events: [StallDetector.Event] = []
+        var sequence: UInt64 = 0
+        for tick in 0..<100 {
+            let now = UInt64(tick) * 80 * ms
+            let result = detector.observe(sequence == 0 ? nil : answer(sequence, at: now / ms - 1), now: now)
+            events += result.events
+            if let posted = result.post { sequence = posted }
+        }
+        #expect(events.isEmpty)
+    }
+
+    @Test func watcherWakesWhenTheOutstandingPingBecomesAStall() {
+        var detector = PingDetector(threshold: 80 * ms, count: 3)
+        _ = detector.observe(nil, now: 0)
+        _ = detector.observe(answer(1, at: 1), now: 10 * ms)  // ping 2 posted at 10 ms
+        #expect(detector.nextWake(after: 20 * ms) == 100 * ms, "no later than one threshold")
+        #expect(detector.nextWake(after: 200 * ms) == 250 * ms, "exactly when due")
+    }
+}
