@@ -9,6 +9,7 @@ import Synchronization
 /// packed word (see ``PackedActivity``). The hot activity, `beforeSources` (once per loop iteration, even
 /// on a loop that never sleeps), reads the coarse clock (~6 ns, 4 ms resolution); the rare ones (waking,
 /// sleeping, entry, exit) read the precise clock, whose ~28 ns vanish next to the syscall around them.
+/// Going to sleep also adds the busy period just ended to a histogram: one more relaxed atomic add.
 final class ActivityBoard: Sendable {
     static let shared = ActivityBoard()
 
@@ -22,18 +23,44 @@ final class ActivityBoard: Sendable {
     nonisolated(unsafe) private static var sequence: UInt64 = 0
     nonisolated(unsafe) private static var lastStamp: UInt64 = 0
 
+    /// Busy periods (waking or entering to going to sleep), counted per ``LatencyHistogram`` bucket.
+    /// Only atomics are reached through the pointer, which is never freed: safe from any thread.
+    nonisolated(unsafe) private let busyPeriods: UnsafeMutablePointer<Atomic<UInt64>> = {
+        let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: LatencyHistogram.bucketCount)
+        for index in 0..<LatencyHistogram.bucketCount { (counters + index).initialize(to: Atomic(0)) }
+        return counters
+    }()
+    /// Main-thread state: when the current busy period began (0 while asleep).
+    nonisolated(unsafe) private static var busySince: UInt64 = 0
+
     /// Publishes a transition. Main thread only (the observers run there).
     @inline(__always)
     func publish(_ phase: LoopPhase, precise: Bool) {
         let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
         let stamp = max(now, Self.lastStamp)
         Self.lastStamp = stamp
+        // A busy period runs from waking (or entering) to going to sleep; both ends read the precise clock.
+        switch phase {
+        case .afterWaiting, .entry: if Self.busySince == 0 { Self.busySince = now }
+        case .sleeping:
+            if Self.busySince != 0, now > Self.busySince {
+                busyPeriods[LatencyHistogram.index(forNanoseconds: now - Self.busySince)].add(1, ordering: .relaxed)
+            }
+            Self.busySince = 0
+        default: break
+        }
         Self.sequence &+= 1
         word.store(PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp), ordering: .relaxed)
         if endProbeArmed.load(ordering: .relaxed) {
             endProbeArmed.store(false, ordering: .relaxed)
             endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)
         }
+    }
+
+    /// The busy-period histogram so far (any thread).
+    func busyPeriodHistogram() -> LatencyHistogram {
+        let counts = (0..<LatencyHistogram.bucketCount).map { busyPeriods[$0].load(ordering: .relaxed) }
+        return LatencyHistogram(counts: counts) ?? LatencyHistogram()
     }
 
     /// The latest transition, read on the watcher's thread at `now`.
