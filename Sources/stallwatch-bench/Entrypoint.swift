@@ -1,5 +1,48 @@
-// Placeholder until the benchmark driver lands.
+// Entry point: parse the command line, then run one workload or the driver. The one exit point.
+import Foundation
+
 @main
 enum StallwatchBench {
-    static func main() {}
+    static func main() {
+        exit(run(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// Does what the arguments ask and returns the exit status: 0, 1 when a benchmark failed to run,
+    /// 64 for a usage error.
+    private static func run(_ arguments: [String]) -> Int32 {
+        let command: BenchCommand
+        do {
+            command = try BenchCommand.parse(arguments)
+        } catch {
+            BenchOutput.error(error.message + "\nSee 'stallwatch-bench --help'.")
+            return 64
+        }
+        switch command {
+        case .help:
+            print(BenchCommand.helpText)
+        case .workload(let workload, let options):
+            switch options.inProcess {
+            case .classic: ClassicDetector.install()
+            case .emptyObservers: EmptyObservers.install()
+            case nil: break
+            }
+            let result =
+                switch workload {
+                case .tightLoop: TightLoop.run(seconds: options.seconds, driver: .coreFoundation)
+                case .tightLoopFoundation: TightLoop.run(seconds: options.seconds, driver: .foundation)
+                case .realistic: RealisticLoop.run(seconds: options.seconds)
+                }
+            BenchOutput.line(result.line)
+        case .gapTarget(let seconds):
+            GapRecorder.run(seconds: seconds)
+        case .drive(let options):
+            do {
+                try Driver(options: options, products: BuildProducts.besideThisExecutable()).run()
+            } catch {
+                BenchOutput.error("\(error)")
+                return 1
+            }
+        }
+        return 0
+    }
 }

@@ -1,0 +1,131 @@
+// The bench's command line: a pure parser from arguments to what to do, and the help text.
+
+/// What one invocation of `stallwatch-bench` asks for.
+enum BenchCommand {
+    /// A throughput workload, run by the driver bare, under `stallwatch run`, or with an in-process watcher.
+    case workload(Workload, WorkloadOptions)
+    /// The capture target that times, from inside, how long its main thread is stopped.
+    case gapTarget(seconds: Double)
+    /// The driver: runs every benchmark and prints the tables.
+    case drive(DriverOptions)
+    case help
+
+    enum Workload: String {
+        case tightLoop = "tight-loop"
+        case tightLoopFoundation = "tight-loop-foundation"
+        case realistic
+    }
+
+    static let helpText = """
+        OVERVIEW: stallwatch's benchmarks: watching overhead, detection, capture and memory.
+
+        USAGE: stallwatch-bench drive [--rounds N] [--seconds S] [SECTION ...]
+               stallwatch-bench WORKLOAD [--seconds S] [--classic | --empty-observers]
+               stallwatch-bench gap-target [--seconds S]
+
+        WORKLOAD is tight-loop, tight-loop-foundation or realistic; each prints one line,
+          stallwatch-bench: count=N elapsed_ns=N cpu_ns=N
+
+        SUBCOMMANDS:
+          drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
+                        overhead, detection, capture, memory; the default is all of them.
+          tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
+                        CFRunLoopRunInMode call.
+          tight-loop-foundation
+                        The same, run by RunLoop.run(until:): every iteration also enters and exits the loop.
+          realistic     Count the callbacks of two 1 kHz timers and the blocks a background thread posts to the
+                        main queue at 2 kHz, each doing about 15 µs of work.
+          gap-target    Spin in a timer callout for S seconds, then print every gap in its own clock.
+
+        OPTIONS:
+          --rounds N    Alternating rounds of bare, watched, empty-observer and classic runs (default: 5).
+          --seconds S   Length of each run (default: 2).
+          --classic     Install the classic detector in-process: one observer for every activity that
+                        signals a semaphore, and a watcher thread waiting on it with an 80 ms timeout.
+          --empty-observers
+                        Install observers that do nothing on the activities the agent observes: the cost
+                        of CoreFoundation's observer dispatch alone.
+          -h, --help    Show help information.
+        """
+
+    /// Parses the arguments after the program name; `--help` anywhere wins.
+    static func parse(_ arguments: [String]) throws(BenchUsageError) -> BenchCommand {
+        if arguments.isEmpty || arguments.contains(where: { $0 == "--help" || $0 == "-h" }) { return .help }
+        var remaining = arguments.dropFirst()
+        let subcommand = arguments[0]
+        var seconds: Double?
+        var rounds: Int?
+        var inProcess: WorkloadOptions.InProcessWatcher?
+        var sections: [DriverOptions.Section] = []
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--seconds":
+                guard let text = remaining.popFirst(), let value = Double(text), value > 0, value <= 600 else {
+                    throw BenchUsageError("--seconds takes a number of seconds from 0 to 600")
+                }
+                seconds = value
+            case "--rounds" where subcommand == "drive":
+                guard let text = remaining.popFirst(), let value = Int(text), (1...100).contains(value) else {
+                    throw BenchUsageError("--rounds takes a whole number from 1 to 100")
+                }
+                rounds = value
+            case "--classic" where Workload(rawValue: subcommand) != nil:
+                inProcess = .classic
+            case "--empty-observers" where Workload(rawValue: subcommand) != nil:
+                inProcess = .emptyObservers
+            case _ where subcommand == "drive" && !argument.hasPrefix("-"):
+                guard let section = DriverOptions.Section(rawValue: argument) else {
+                    throw BenchUsageError("unknown section '\(argument)'")
+                }
+                sections.append(section)
+            default:
+                throw BenchUsageError("unexpected argument '\(argument)' for '\(subcommand)'")
+            }
+        }
+        if let workload = Workload(rawValue: subcommand) {
+            return .workload(workload, WorkloadOptions(seconds: seconds ?? 2, inProcess: inProcess))
+        }
+        switch subcommand {
+        case "gap-target":
+            return .gapTarget(seconds: seconds ?? 3)
+        case "drive":
+            var options = DriverOptions()
+            options.rounds = rounds ?? options.rounds
+            options.seconds = seconds ?? options.seconds
+            options.sections = sections.isEmpty ? DriverOptions.Section.allCases : sections
+            return .drive(options)
+        default:
+            throw BenchUsageError("unknown subcommand '\(subcommand)'")
+        }
+    }
+}
+
+/// How a throughput workload runs.
+struct WorkloadOptions {
+    /// Something watching the loop from inside the workload, for comparison with stallwatch's agent.
+    enum InProcessWatcher {
+        case classic
+        case emptyObservers
+    }
+
+    var seconds: Double
+    var inProcess: InProcessWatcher?
+}
+
+/// What the driver measures, and how long.
+struct DriverOptions {
+    enum Section: String, CaseIterable {
+        case overhead, detection, capture, memory
+    }
+
+    var rounds = 5
+    var seconds = 2.0
+    var sections = Section.allCases
+}
+
+/// A command-line mistake: one `stallwatch-bench: error: ...` line, exit status 64.
+struct BenchUsageError: Error {
+    let message: String
+
+    init(_ message: String) { self.message = message }
+}

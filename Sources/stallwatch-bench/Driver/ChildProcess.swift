@@ -1,0 +1,126 @@
+// Starts a program with its stdout and stderr collected, and reaps it only when asked.
+//
+// Not Foundation's `Process`: it reaps children from a background thread, and while the capture benchmark
+// ptraces a child such a reaper could take the stop notification the sampler waits for (see
+// `RemoteStackSampler`). Here a child is reaped on the driver's thread, after any capture of it.
+import Foundation
+import Synchronization
+
+final class ChildProcess {
+    let pid: pid_t
+    let arguments: [String]
+    private let output: StreamCollector
+    private let errorOutput: StreamCollector
+
+    /// Starts `arguments[0]` (a path) with the driver's environment, stdin from /dev/null.
+    init(_ arguments: [String]) throws(BenchError) {
+        self.arguments = arguments
+        let outputPipe = try Self.makePipe()
+        let errorPipe = try Self.makePipe()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        // dup2 clears close-on-exec on the copy only: the child inherits these two ends and nothing else.
+        posix_spawn_file_actions_adddup2(&actions, outputPipe.write, STDOUT_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe.write, STDERR_FILENO)
+
+        let environment = ProcessInfo.processInfo.environment
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        close(outputPipe.write)
+        close(errorPipe.write)
+        guard status == 0 else {
+            close(outputPipe.read)
+            close(errorPipe.read)
+            throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+        }
+        self.pid = pid
+        output = StreamCollector(reading: outputPipe.read)
+        errorOutput = StreamCollector(reading: errorPipe.read)
+    }
+
+    /// Everything the child (and any process that inherited its stdout) has written so far.
+    var standardOutput: String { output.text }
+    var standardError: String { errorOutput.text }
+
+    /// Waits until a line of stdout or stderr satisfies `predicate`, and returns it.
+    func waitForLine(
+        fromStandardError: Bool, timeout: Double, where predicate: (Substring) -> Bool
+    ) throws(BenchError) -> Substring {
+        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+        let stream = fromStandardError ? errorOutput : output
+        while MonotonicClock.now() < deadline {
+            if let line = stream.text.split(separator: "\n").first(where: predicate) { return line }
+            MonotonicClock.sleep(seconds: 0.002)
+        }
+        throw BenchError("\(arguments[0]) printed no expected line within \(timeout) s; stderr: \(standardError)")
+    }
+
+    func send(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Reaps the child and waits for its output to end; kills it if it outlives `timeout`.
+    ///
+    /// - Returns: Its exit status, or 128 + the signal that killed it.
+    @discardableResult
+    func wait(timeout: Double) throws(BenchError) -> Int32 {
+        let deadline = MonotonicClock.now() + UInt64(timeout * 1e9)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if MonotonicClock.now() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                throw BenchError("\(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+            }
+            MonotonicClock.sleep(seconds: 0.002)
+        }
+        output.waitForEnd(timeout: 5)
+        errorOutput.waitForEnd(timeout: 5)
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// A pipe whose ends close on exec (the driver spawns from one thread, so setting the flag after `pipe`
+    /// cannot race with another spawn; Swift's Glibc module lacks `pipe2`).
+    private static func makePipe() throws(BenchError) -> (read: Int32, write: Int32) {
+        var descriptors: [Int32] = [-1, -1]
+        guard pipe(&descriptors) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        return (descriptors[0], descriptors[1])
+    }
+}
+
+/// Reads one pipe to its end on its own thread, so a chatty child never blocks on a full pipe.
+private final class StreamCollector: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(reading descriptor: Int32) {
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                bytes.withLock { $0.append(contentsOf: buffer[..<count]) }
+            }
+            close(descriptor)
+            ended.signal()
+        }
+        thread.start()
+    }
+
+    var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+
+    /// Waits for end of file: every process holding the pipe's write end has closed it.
+    func waitForEnd(timeout: Double) {
+        if ended.wait(timeout: .now() + timeout) == .success { ended.signal() }
+    }
+}

@@ -1,0 +1,27 @@
+// The parts of stallwatch's JSON-lines records the benchmarks read (README: "JSON lines (schema version 1)").
+import Foundation
+
+/// A `stall` or `summary` record; keys the benchmarks do not use are ignored, as the schema asks of readers.
+struct ReportRecord: Decodable {
+    let event: String
+    let startMonotonicMs: Double?
+    let durationMs: Double?
+    let detectedAfterMs: Double?
+    let culprit: Culprit?
+    let samples: [Sample]?
+    let watchedPids: [Int32]?
+
+    struct Culprit: Decodable {
+        let symbol: String?
+    }
+
+    struct Sample: Decodable {
+        let stoppedMs: Double?
+    }
+
+    /// Every record in JSON-lines text; lines that are not records (a workload's own output) are skipped.
+    static func parse(_ text: String) -> [ReportRecord] {
+        let decoder = JSONDecoder()
+        return text.split(separator: "\n").compactMap { try? decoder.decode(ReportRecord.self, from: Data($0.utf8)) }
+    }
+}

@@ -1,0 +1,23 @@
+// Observers that do nothing, on the activities the agent observes: what CoreFoundation's observer dispatch
+// alone costs a loop, the floor under any observer-based watcher.
+//
+// CoreFoundation skips an activity no observer asked for; once one did, each occurrence locks the mode,
+// collects and retains the observers and calls out, whatever the call-out then does. Comparing this variant
+// with a watched run separates that cost from the agent's own work.
+import CoreFoundation
+
+enum EmptyObservers {
+    /// The agent's observer set (StallwatchAgent's `RunLoopObservers`): a first observer for entry, sources,
+    /// waiting, waking and exit, and a last one for `beforeWaiting`. Keep in step with it.
+    static func install() {
+        let first: CFRunLoopActivity = [.entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit]
+        let observers = [
+            CFRunLoopObserverCreate(nil, first.rawValue, true, CFIndex.min, { _, _, _ in }, nil),
+            CFRunLoopObserverCreate(
+                nil, CFRunLoopActivity.beforeWaiting.rawValue, true, CFIndex.max, { _, _, _ in }, nil),
+        ]
+        for observer in observers {
+            CFRunLoopAddObserver(CFRunLoopGetMain(), observer, kCFRunLoopCommonModes)
+        }
+    }
+}

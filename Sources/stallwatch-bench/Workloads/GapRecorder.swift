@@ -1,0 +1,71 @@
+// The capture target that measures from inside how long its main thread is stopped.
+//
+// A tracer's own clock says how long it held the thread; the thread's clock says how long it could not run,
+// which also counts the time to be scheduled again after the tracer let go. The main thread spins in a timer
+// callout (so its stack has the run-loop frames a real stall has) and notes every jump in CLOCK_MONOTONIC
+// longer than `threshold`: while it is stopped, its clock readings stop too.
+import Foundation
+
+enum GapRecorder {
+    /// Shorter jumps are the spin loop's own variation, not a stop.
+    static let threshold: UInt64 = 5_000
+    static let capacity = 262_144
+    static let readyLine = "stallwatch-bench: spinning"
+    private static let gapPrefix = "stallwatch-bench: gap "
+
+    /// A jump in the main thread's clock: the last reading before it and its length.
+    struct Gap {
+        let start: UInt64
+        let length: UInt64
+
+        var line: String { "\(GapRecorder.gapPrefix)start_ns=\(start) length_ns=\(length)" }
+    }
+
+    /// Spins in a timer callout for `seconds`, printing ``readyLine`` as it starts; then prints the gaps.
+    static func run(seconds: Double) {
+        let recording = Recording()
+        defer { recording.gaps.deallocate() }
+        let timer = Timer(fire: Date(timeIntervalSinceNow: 0.05), interval: 0, repeats: false) { _ in
+            FileHandle.standardOutput.write(Data((readyLine + "\n").utf8))
+            recording.count = spin(until: MonotonicClock.now() + UInt64(seconds * 1e9), into: recording.gaps)
+        }
+        RunLoop.main.add(timer, forMode: .common)
+        RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds + 0.2))
+        let report = recording.gaps.prefix(recording.count).map(\.line).joined(separator: "\n")
+        FileHandle.standardOutput.write(Data((report + "\n").utf8))
+    }
+
+    /// Reads the clock in a tight loop until `deadline`, noting each jump; returns how many it noted.
+    @inline(never)
+    private static func spin(until deadline: UInt64, into gaps: UnsafeMutableBufferPointer<Gap>) -> Int {
+        var count = 0
+        var previous = MonotonicClock.now()
+        while previous < deadline {
+            let now = MonotonicClock.now()
+            if now - previous > threshold, count < gaps.count {
+                gaps[count] = Gap(start: previous, length: now - previous)
+                count += 1
+            }
+            previous = now
+        }
+        return count
+    }
+
+    /// Parses the gaps from the target's output.
+    static func gaps(in output: String) -> [Gap] {
+        output.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix(gapPrefix) else { return nil }
+            let values = line.dropFirst(gapPrefix.count).split(separator: " ").compactMap {
+                $0.split(separator: "=").last.flatMap { UInt64($0) }
+            }
+            return values.count == 2 ? Gap(start: values[0], length: values[1]) : nil
+        }
+    }
+
+    /// The gaps the callout noted, preallocated so the spin never allocates.
+    private final class Recording: @unchecked Sendable {
+        // @unchecked: only the main thread touches it, in the timer callout and after the loop returns.
+        let gaps = UnsafeMutableBufferPointer<Gap>.allocate(capacity: GapRecorder.capacity)
+        var count = 0
+    }
+}
