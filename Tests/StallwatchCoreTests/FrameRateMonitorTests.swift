@@ -1,0 +1,68 @@
+// Frame-rate readings and Matrix's dropped-frame records from tick times on a fake clock.
+import Testing
+
+@testable import StallwatchCore
+
+@Suite struct FrameRateMonitorTests {
+    let frame: UInt64 = 16_666_667
+
+    @Test func smoothTicksReadSixtyFramesPerSecondAndNoDrops() {
+        var monitor = FrameRateMonitor()
+        var events: [FrameRateMonitor.Event] = []
+        for index in 0...100 { events += monitor.tick(at: 1_000_000_000 + UInt64(index) * frame) }
+        let readings = events.compactMap { if case .reading(let reading) = $0 { reading } else { nil } }
+        #expect(readings.count == 1)
+        #expect(abs((readings.first?.framesPerSecond ?? 0) - 60) < 0.5)
+        #expect(readings.first?.dropped == 0)
+        #expect(!events.contains { if case .drops = $0 { true } else { false } })
+    }
+
+    @Test func longFramesWeighMoreThanLinearly() {
+        var monitor = FrameRateMonitor()
+        _ = monitor.tick(at: 0)
+        // One 100 ms frame: 50 ms × (100/50)^1.5 = 141 ms dropped.
+        _ = monitor.tick(at: 100_000_000)
+        let events = monitor.finish()
+        let dropped = events.compactMap { if case .reading(let reading) = $0 { reading.dropped } else { nil } }.first
+        #expect(dropped == 141_421_356)
+    }
+
+    @Test func aRunOfSlowFramesIsReportedWhenItEnds() {
+        var monitor = FrameRateMonitor()
+        var time: UInt64 = 0
+        _ = monitor.tick(at: time)
+        // Four 80 ms frames (320 ms, over maxDumpTimestamp 250 ms), then smooth frames.
+        var events: [FrameRateMonitor.Event] = []
+        for _ in 0..<4 {
+            time += 80_000_000
+            events += monitor.tick(at: time)
+        }
+        #expect(events.isEmpty, "the record is still open")
+        time += frame
+        events += monitor.tick(at: time)
+        let records = events.compactMap { if case .drops(let record) = $0 { record } else { nil } }
+        #expect(records.count == 1)
+        #expect(records.first?.total == 320_000_000)
+        #expect(records.first?.begin == 0)
+    }
+
+    @Test func shortHiccupsResetWithoutARecord() {
+        var monitor = FrameRateMonitor()
+        var time: UInt64 = 0
+        var events: [FrameRateMonitor.Event] = []
+        for _ in 0..<10 {
+            time += 60_000_000  // one slow frame (under the 250 ms record threshold)
+            events += monitor.tick(at: time)
+            time += frame
+            events += monitor.tick(at: time)
+        }
+        #expect(!events.contains { if case .drops = $0 { true } else { false } })
+    }
+
+    @Test func aLongFreezeIsReportedWithoutWaiting() {
+        var monitor = FrameRateMonitor()
+        _ = monitor.tick(at: 0)
+        let events = monitor.tick(at: 2_500_000_000)  // over dumpInterval × dumpMaxCount = 2 s
+        #expect(events.contains { if case .drops(let record) = $0 { record.total == 2_500_000_000 } else { false } })
+    }
+}
