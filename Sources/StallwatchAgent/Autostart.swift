@@ -5,13 +5,17 @@ import StallwatchCore
 
 /// Called by `CStallwatchAgentSupport`'s constructor when the library is loaded.
 ///
-/// Does nothing unless `stallwatch run` set ``AgentEnvironment/socket``: a program that merely links the
-/// agent starts it through ``StallMonitor/start(_:handler:)``. The variables stay in the environment, so a
-/// workload started through a wrapper (`sh -c`, `env`) is watched once it execs the real program.
+/// Does nothing unless `stallwatch run` set ``AgentEnvironment/socket``, or ``AgentEnvironment/listen`` asks the
+/// agent to wait for `stallwatch attach` (see ``AgentListener``): a program that merely links the agent starts it
+/// through ``StallMonitor/start(_:handler:)``. The variables stay in the environment, so a workload started through
+/// a wrapper (`sh -c`, `env`) is watched once it execs the real program.
 @_cdecl("stallwatch_agent_autostart")
 public func stallwatchAgentAutostart() {
     let environment = ProcessInfo.processInfo.environment
     guard let socketText = environment[AgentEnvironment.socket], let socket = Int32(socketText), socket >= 0 else {
+        if let listen = environment[AgentEnvironment.listen], !listen.isEmpty, listen != "0" {
+            AgentListener.start(environment: environment)
+        }
         return
     }
     let maxSamples = environment[AgentEnvironment.maxSamples].flatMap(Int.init) ?? 10

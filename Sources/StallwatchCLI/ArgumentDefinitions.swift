@@ -5,7 +5,7 @@
 struct ArgumentDefinition: Sendable {
     /// What the option sets.
     enum Key: Sendable {
-        case threshold, count, maxSamples, format, output, color, scenario, version, help
+        case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
     }
 
     let key: Key
@@ -44,18 +44,24 @@ enum ArgumentDefinitions {
         case .root: [version, help]
         case .run: watchOptions + [version, help]
         case .demo: [scenario] + watchOptions + [version, help]
+        case .attach: [mode, duration] + watchOptions + [version, help]
+        case .stack: [allThreads, stackFormat, version, help]
         }
     }
 
     /// The subcommands, in the order help lists them, with their one-line summaries.
     static let subcommands: [(name: String, abstract: String)] = [
         ("run", runAbstract),
+        ("attach", attachAbstract),
+        ("stack", stackAbstract),
         ("demo", demoAbstract),
         ("help", "Show subcommand help information."),
     ]
 
     static let runAbstract = "Run a command and report its main-run-loop stalls."
     static let demoAbstract = "Run the demo workload, which stalls on purpose, and report its stalls."
+    static let attachAbstract = "Watch a running process and report its stalls."
+    static let stackAbstract = "Print a running process's stacks once, with names and source lines."
 
     static let help = ArgumentDefinition(
         key: .help,
@@ -77,6 +83,40 @@ enum ArgumentDefinitions {
         names: ["--scenario"],
         valueName: "name",
         abstract: "The stall to cause; see SCENARIOS. (default: cpu)"
+    )
+
+    static let mode = ArgumentDefinition(
+        key: .mode,
+        names: ["--mode"],
+        valueName: "mode",
+        abstract: "How to watch: through the process's listening agent (agent), from outside with /proc and"
+            + " ptrace (external), or auto: the agent if one answers, else external. "
+            + valuesNote(AttachMode.allCases.map(\.rawValue), default: AttachMode.auto.rawValue)
+    )
+
+    static let duration = ArgumentDefinition(
+        key: .duration,
+        names: ["--duration"],
+        valueName: "duration",
+        abstract: """
+            Detach after this long, up to 1 hour; without it, watch until Ctrl-C, SIGTERM or the \
+            process's exit.
+            """
+    )
+
+    static let allThreads = ArgumentDefinition(
+        key: .allThreads,
+        names: ["--all-threads"],
+        valueName: nil,
+        abstract: "Show every thread, not only the main thread."
+    )
+
+    static let stackFormat = ArgumentDefinition(
+        key: .format,
+        names: ["--format"],
+        valueName: "format",
+        abstract: "The output format; json writes one object. "
+            + valuesNote(OutputFormat.allCases.map(\.rawValue), default: OutputFormat.text.rawValue)
     )
 
     private static let defaults = WatchOptions()

@@ -3,8 +3,8 @@
 
 /// The command-line parser.
 ///
-/// `stallwatch [--version] [-h|--help] <subcommand>`, where the subcommand is `run`, `demo` or
-/// `help [<subcommand>]`. Options take their value as the next argument or after `=`; given twice,
+/// `stallwatch [--version] [-h|--help] <subcommand>`, where the subcommand is `run`, `demo`, `attach`,
+/// `stack` or `help [<subcommand>]`. Options take their value as the next argument or after `=`; given twice,
 /// the last one wins. `-h`/`--help` anywhere among a command's options asks for that command's help,
 /// even next to mistakes.
 public enum ArgumentParser {
@@ -30,6 +30,8 @@ public enum ArgumentParser {
         switch subcommand {
         case "run": return try parseRun(rest)
         case "demo": return try parseDemo(rest)
+        case "attach": return try parseAttach(rest)
+        case "stack": return try parseStack(rest)
         case "help": return try parseHelp(rest)
         default: throw unknownSubcommand(subcommand, suggestRun: true)
         }
@@ -38,20 +40,20 @@ public enum ArgumentParser {
     private static func parseRun(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
         if let request = builtInRequest(in: arguments, topic: .run) { return request }
         let scan = try scanOptions(arguments, topic: .run)
-        var watch = WatchOptions()
-        var scenario: String?  // run has no --scenario; scanOptions rejects it.
-        try apply(scan.values, to: &watch, scenario: &scenario, topic: .run)
+        var parsed = ParsedOptions()
+        try apply(scan.values, to: &parsed, topic: .run)
         guard !scan.operands.isEmpty else {
             throw UsageError(message: "Missing expected argument '<command> ...'", topic: .run)
         }
-        return .run(RunOptions(watch: watch, command: Array(scan.operands)))
+        return .run(RunOptions(watch: parsed.watch, command: Array(scan.operands)))
     }
 
     private static func parseDemo(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
         if let request = builtInRequest(in: arguments, topic: .demo) { return request }
         let scan = try scanOptions(arguments, topic: .demo)
-        var options = DemoOptions()
-        try apply(scan.values, to: &options.watch, scenario: &options.scenario, topic: .demo)
+        var parsed = ParsedOptions()
+        try apply(scan.values, to: &parsed, topic: .demo)
+        var options = DemoOptions(watch: parsed.watch, scenario: parsed.scenario)
         if !scan.afterTerminator, let stray = scan.operands.first {
             let hint =
                 DemoScenario(rawValue: stray) != nil
@@ -61,6 +63,46 @@ public enum ArgumentParser {
         }
         options.demoArguments = Array(scan.operands)
         return .demo(options)
+    }
+
+    private static func parseAttach(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if let request = builtInRequestAnywhere(in: arguments, topic: .attach) { return request }
+        let (parsed, pid) = try parseOptionsAndPid(arguments, topic: .attach)
+        return .attach(AttachOptions(watch: parsed.watch, pid: pid, mode: parsed.mode, duration: parsed.duration))
+    }
+
+    private static func parseStack(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if let request = builtInRequestAnywhere(in: arguments, topic: .stack) { return request }
+        let (parsed, pid) = try parseOptionsAndPid(arguments, topic: .stack)
+        return .stack(StackOptions(pid: pid, allThreads: parsed.allThreads, format: parsed.watch.format))
+    }
+
+    /// `[<options>] <pid> [<options>]`: the one operand of `attach` and `stack`, with options on either side of it
+    /// (a pid never starts with `-`, so `stallwatch stack 42 --all-threads` reads as it looks).
+    private static func parseOptionsAndPid(
+        _ arguments: ArraySlice<String>, topic: HelpTopic
+    ) throws(UsageError) -> (ParsedOptions, Int32) {
+        let scan = try scanOptions(arguments, topic: topic)
+        var parsed = ParsedOptions()
+        try apply(scan.values, to: &parsed, topic: topic)
+        guard let operand = scan.operands.first else {
+            throw UsageError(message: "Missing expected argument '<pid>'", topic: topic)
+        }
+        var rest = scan.operands.dropFirst()
+        if !scan.afterTerminator, let next = rest.first, next == "--" || isOption(next) {
+            let trailing = try scanOptions(rest, topic: topic)
+            try apply(trailing.values, to: &parsed, topic: topic)
+            rest = trailing.operands
+        }
+        guard let pid = Int32(operand), pid > 0 else {
+            throw UsageError(
+                message: "The value '\(operand)' is invalid for '<pid>': expected a process id, a whole number above 0",
+                topic: topic)
+        }
+        if let stray = rest.first {
+            throw UsageError(message: "Unexpected argument '\(stray)'", topic: topic)
+        }
+        return (parsed, pid)
     }
 
     /// `help [<subcommand>]`; like argument-parser's, it ignores `-h`/`--help` among its arguments.
@@ -79,6 +121,8 @@ public enum ArgumentParser {
         switch name {
         case "run": return .help(.run)
         case "demo": return .help(.demo)
+        case "attach": return .help(.attach)
+        case "stack": return .help(.stack)
         case "help": return .help(.root)
         default: throw unknownSubcommand(name, suggestRun: false)
         }
@@ -119,6 +163,15 @@ public enum ArgumentParser {
         return wantsVersion ? .version : nil
     }
 
+    /// ``builtInRequest(in:topic:)`` for `attach` and `stack`, whose options may also follow the pid: a `-h` or
+    /// `--version` anywhere before `--` counts (no value of theirs can start with `-`).
+    private static func builtInRequestAnywhere(in arguments: ArraySlice<String>, topic: HelpTopic) -> Invocation? {
+        let options = arguments.prefix { $0 != "--" }
+        if options.contains(where: ArgumentDefinitions.help.matches) { return .help(topic) }
+        if options.contains(where: ArgumentDefinitions.version.matches) { return .version }
+        return nil
+    }
+
     /// Reads the options at the front of `arguments` and stops at `--` or the first non-option.
     private static func scanOptions(_ arguments: ArraySlice<String>, topic: HelpTopic) throws(UsageError) -> OptionScan
     {
@@ -145,7 +198,9 @@ public enum ArgumentParser {
                         topic: topic
                     )
                 }
-                continue  // --help and --version: builtInRequest has already acted on them.
+                // --help and --version: builtInRequest has already acted on them. Other flags are set by apply.
+                if definition.key != .help, definition.key != .version { scan.values.append((definition, "")) }
+                continue
             }
             if let inlineValue {
                 scan.values.append((definition, inlineValue))
@@ -160,11 +215,21 @@ public enum ArgumentParser {
         return scan
     }
 
+    /// Every option value any command takes, before the command picks the ones it has.
+    private struct ParsedOptions {
+        var watch = WatchOptions()
+        var scenario: String?
+        var mode = AttachMode.auto
+        var duration: Duration?
+        var allThreads = false
+    }
+
     /// Converts and stores option values in command-line order, so the last of a repeated option wins.
+    ///
+    /// Only options ``scanOptions(_:topic:)`` accepted for `topic` reach it.
     private static func apply(
         _ values: [(definition: ArgumentDefinition, value: String)],
-        to watch: inout WatchOptions,
-        scenario: inout String?,
+        to parsed: inout ParsedOptions,
         topic: HelpTopic
     ) throws(UsageError) {
         for (definition, value) in values {
@@ -181,38 +246,50 @@ public enum ArgumentParser {
                     throw invalid(
                         ": the threshold must be at least \(DurationParser.format(WatchOptions.minimumThreshold))")
                 case .success(let threshold):
-                    watch.threshold = threshold
+                    parsed.watch.threshold = threshold
                 }
             case .count:
                 let range = WatchOptions.countRange
                 guard let count = Int(value), range.contains(count) else {
                     throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
                 }
-                watch.count = count
+                parsed.watch.count = count
             case .maxSamples:
                 let range = WatchOptions.maxSamplesRange
                 guard let samples = Int(value), range.contains(samples) else {
                     throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
                 }
-                watch.maxSamples = samples
+                parsed.watch.maxSamples = samples
             case .format:
                 guard let format = OutputFormat(rawValue: value) else {
                     throw invalid(choices(OutputFormat.allCases.map(\.rawValue)))
                 }
-                watch.format = format
+                parsed.watch.format = format
             case .output:
                 guard !value.isEmpty else { throw invalid(": expected a file name, or '-' for stdout") }
-                watch.output = value
+                parsed.watch.output = value
             case .color:
                 guard let color = ColorChoice(rawValue: value) else {
                     throw invalid(choices(ColorChoice.allCases.map(\.rawValue)))
                 }
-                watch.color = color
+                parsed.watch.color = color
             case .scenario:
                 guard DemoScenario(rawValue: value) != nil else {
                     throw invalid(choices(DemoScenario.allCases.map(\.rawValue)))
                 }
-                scenario = value
+                parsed.scenario = value
+            case .mode:
+                guard let mode = AttachMode(rawValue: value) else {
+                    throw invalid(choices(AttachMode.allCases.map(\.rawValue)))
+                }
+                parsed.mode = mode
+            case .duration:
+                switch DurationParser.parse(value) {
+                case .failure(let failure): throw invalid(": \(failure)")
+                case .success(let duration): parsed.duration = duration
+                }
+            case .allThreads:
+                parsed.allThreads = true
             case .help, .version:
                 break
             }
@@ -242,6 +319,8 @@ public enum ArgumentParser {
         let names = ArgumentDefinitions.subcommands.map(\.name)
         if let suggestion = ArgumentSuggestions.closest(to: name, among: names) {
             message += ". Did you mean '\(suggestion)'?"
+        } else if suggestRun, !name.isEmpty, name.allSatisfy(\.isNumber) {
+            message += ". To watch a running process, write 'stallwatch attach \(name)'."
         } else if suggestRun {
             message += ". To watch a program, write 'stallwatch run \(name)'."
         }

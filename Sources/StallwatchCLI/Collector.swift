@@ -1,4 +1,5 @@
-// The collector: one thread, one poll loop over the agent's socket and stallwatch's signals.
+// The collector: one thread, one poll loop over the agent's socket and stallwatch's signals (and, attached to a
+// process without an agent, the external watcher's samples).
 import Foundation
 import StallwatchCore
 import StallwatchReport
@@ -9,12 +10,16 @@ import StallwatchUnwind
 ///
 /// Everything happens on one thread: a capture's `waitpid` on the stopped thread can never race a
 /// `waitpid` for the workload's exit, and reports are written in the order events happen.
+///
+/// Under `run` it watches a child it reaps; under `attach`, a process it must leave as it found it (see
+/// ``CollectorTarget``), through the process's agent or, with no socket, through an ``ExternalWatcher``.
 final class Collector {
-    private let socket: Int32
+    /// The agent's socket; nil in external mode.
+    private let socket: Int32?
     private let signals: SignalChannel
-    private let workload: Workload
+    private let target: CollectorTarget
     private let options: WatchOptions
-    private let output: ReportOutput
+    private let output: any StallReportWriter
     private let sampler = RemoteStackSampler()
     private let symbolicator = Symbolicator()
 
@@ -29,38 +34,82 @@ final class Collector {
     private var ptraceRefused: [Int32: String] = [:]
     private var exitStatus: Int32?
     private var interrupted = false
+    /// Why an attach session ended; nil while it goes on, and under `run`.
+    private(set) var ending: AttachEnding?
 
     struct StallKey: Hashable {
         let pid: Int32
         let identifier: Int
     }
 
-    init(socket: Int32, signals: SignalChannel, workload: Workload, options: WatchOptions, output: ReportOutput) {
+    convenience init(
+        socket: Int32, signals: SignalChannel, workload: Workload, options: WatchOptions, output: ReportOutput
+    ) {
+        self.init(socket: socket, signals: signals, target: .child(workload), options: options, output: output)
+    }
+
+    init(
+        socket: Int32?, signals: SignalChannel, target: CollectorTarget, options: WatchOptions,
+        output: any StallReportWriter
+    ) {
         self.socket = socket
         self.signals = signals
-        self.workload = workload
+        self.target = target
         self.options = options
         self.output = output
     }
 
-    /// Runs until the workload exits; returns its raw wait status.
+    /// Runs until the workload exits (returning its raw wait status) or, attached, until the session ends
+    /// (returning 0; ``ending`` says why).
     func run() -> Int32 {
         var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
-        while exitStatus == nil {
-            var descriptors = [
-                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            // The timeout is a safety net: SIGCHLD normally wakes the loop when the workload exits.
-            let ready = poll(&descriptors, 2, 1000)
+        while exitStatus == nil, ending == nil {
+            var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
+            if let socket { descriptors.insert(pollfd(fd: socket, events: Int16(POLLIN), revents: 0), at: 0) }
+            let signalIndex = descriptors.count - 1
+            // Under run the timeout is a safety net: SIGCHLD normally wakes the loop when the workload exits.
+            let ready = poll(&descriptors, nfds_t(descriptors.count), pollTimeout())
             if ready < 0, errno != EINTR { break }
-            if descriptors[1].revents != 0 { handleSignals() }
-            if descriptors[0].revents & Int16(POLLIN) != 0 { receiveMessages(into: &buffer) }
-            reapWorkload()
+            if descriptors[signalIndex].revents != 0 { handleSignals() }
+            if socket != nil {
+                let events = descriptors[0].revents
+                if events & Int16(POLLIN) != 0 {
+                    receiveMessages(into: &buffer)
+                } else if events & Int16(POLLHUP | POLLERR) != 0, case .attached(let attached) = target {
+                    ending = attached.process.isAlive() ? .agentDisconnected : .exited
+                }
+            }
+            switch target {
+            case .child: reapWorkload()
+            case .attached(let attached): followAttached(attached)
+            }
         }
         // Messages sent just before the workload exited are still queued: read them all.
-        receiveMessages(into: &buffer)
+        if socket != nil { receiveMessages(into: &buffer) }
         return exitStatus ?? 0
+    }
+
+    private func pollTimeout() -> Int32 {
+        guard case .attached(let attached) = target else { return 1000 }
+        let now = monotonicNow()
+        // Short enough to notice the process's exit promptly: nothing else announces it to a non-parent.
+        var wake = now + 100_000_000
+        if let deadline = attached.deadline { wake = min(wake, deadline) }
+        if let watcher = attached.watcher { wake = min(wake, watcher.nextWake) }
+        return wake > now ? Int32((wake - now + 999_999) / 1_000_000) : 0
+    }
+
+    /// Attached: ends the session at the deadline or the process's exit, and takes external samples when due.
+    private func followAttached(_ attached: AttachedTarget) {
+        guard ending == nil else { return }
+        let now = monotonicNow()
+        if !attached.process.isAlive() {
+            ending = .exited
+        } else if let deadline = attached.deadline, now >= deadline {
+            ending = .duration
+        } else if let watcher = attached.watcher, now >= watcher.nextWake {
+            for message in watcher.step(now: now) { handle(message) }
+        }
     }
 
     /// Every stall seen, finished ones first, then those still in progress when the run ended.
@@ -88,10 +137,13 @@ final class Collector {
     }
 
     var watched: [Int32] { watchedPids }
+    /// What agents said when they would not watch (a part of ``warnings()``).
+    var agentRefusals: [String] { refusals }
 
     // MARK: Events
 
     private func receiveMessages(into buffer: inout [UInt8]) {
+        guard let socket else { return }
         while true {
             let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if received < 0, errno == EINTR { continue }
@@ -246,6 +298,11 @@ final class Collector {
     }
 
     private func askForInProcessCapture(_ stall: inout StallReport, reason: String) {
+        guard socket != nil else {
+            // External mode: no agent to capture in-process.
+            noteCaptureFailure(&stall, reason)
+            return
+        }
         stall.captureMethod = .signal
         stall.captureNote =
             reason
@@ -254,11 +311,17 @@ final class Collector {
     }
 
     private func reply(_ message: CollectorMessage) {
+        guard let socket else { return }
         let bytes = WireFormat.encode(message)
         _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
     }
 
     private func handleSignals() {
+        guard case .child(let workload) = target else {
+            // Attached: a signal to stallwatch ends the session; the process itself is never signalled.
+            for received in signals.drain() where received.signal != SIGCHLD { ending = .signal(received.signal) }
+            return
+        }
         for received in signals.drain() where received.signal != SIGCHLD {
             // A terminal's Ctrl-C already reached the workload (same process group); forward only what
             // another process sent to stallwatch alone, so the workload sees each signal once.
@@ -268,7 +331,7 @@ final class Collector {
     }
 
     private func reapWorkload() {
-        guard exitStatus == nil else { return }
+        guard exitStatus == nil, case .child(let workload) = target else { return }
         var status: Int32 = 0
         let result = waitpid(workload.pid, &status, WNOHANG)
         // A late ptrace stop (after a capture timed out) is reported here too: not an exit.

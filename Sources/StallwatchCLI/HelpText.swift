@@ -11,6 +11,8 @@ public enum HelpText {
         case .root: rootHelp
         case .run: runHelp
         case .demo: demoHelp
+        case .attach: attachHelp
+        case .stack: stackHelp
         }
     }
 
@@ -20,6 +22,8 @@ public enum HelpText {
         case .root: "stallwatch <subcommand>"
         case .run: "stallwatch run [<options>] [--] <command> ..."
         case .demo: "stallwatch demo [<options>] [-- <demo-arguments> ...]"
+        case .attach: "stallwatch attach [<options>] <pid>"
+        case .stack: "stallwatch stack [--all-threads] [--format <format>] <pid>"
         }
     }
 
@@ -50,9 +54,14 @@ public enum HelpText {
                     ("0", "Success, or help or version shown."),
                     ("<status>", "run and demo: the workload's own exit status, or 128+N if signal N killed it."),
                     ("\(ExitCode.usage)", "Usage error: a bad option or argument."),
-                    ("\(ExitCode.runtimeMismatch)", "The workload uses a different Swift runtime."),
+                    ("\(ExitCode.noSuchProcess)", "attach, stack: no such process, or it exited before a capture."),
+                    (
+                        "\(ExitCode.runtimeMismatch)",
+                        "The workload uses a different Swift runtime; attach --mode agent: no agent answers."
+                    ),
                     ("\(ExitCode.internalError)", "Internal error."),
                     ("\(ExitCode.cannotCreateOutput)", "The --output file cannot be created or written."),
+                    ("\(ExitCode.permissionDenied)", "attach, stack: not permitted to trace the process."),
                     ("\(ExitCode.notExecutable)", "The command was found but is not executable."),
                     ("\(ExitCode.commandNotFound)", "The command was not found."),
                 ]
@@ -118,6 +127,56 @@ public enum HelpText {
                 "stallwatch demo --scenario mutex",
                 "stallwatch demo --scenario main-queue --format json",
                 "stallwatch demo --scenario sleep -- --stalls 5 --duration 1s",
+            ]),
+        ]
+    )
+
+    private static let attachHelp = page(
+        overview: ArgumentDefinitions.attachAbstract,
+        discussion: [
+            """
+            With its agent: a process started with STALLWATCH_LISTEN=1 and the agent loaded \
+            (LD_PRELOAD=libStallwatchAgent.so, or linked) listens on a private socket; attach \
+            connects to it and reports exactly as run does.
+            """,
+            """
+            Without one (external mode): the main thread is sampled from /proc every --threshold; \
+            --count consecutive samples outside its event-loop wait (epoll_wait, poll, select) make \
+            a stall, timed to within one sample. Works on any event-loop program, Swift or not.
+            """,
+            """
+            Ctrl-C, SIGTERM or --duration detaches and prints the summary; the process keeps running \
+            and is never left stopped.
+            """,
+        ],
+        usage: usageLine(for: .attach),
+        sections: [
+            UsageLayout.section("ARGUMENTS", rows: [("<pid>", "The process to watch.")]),
+            optionsSection(for: .attach),
+            examplesSection([
+                "stallwatch attach 4242",
+                "stallwatch attach --duration 30s --format json 4242",
+                "stallwatch attach --mode external --threshold 50ms 4242",
+            ]),
+        ]
+    )
+
+    private static let stackHelp = page(
+        overview: ArgumentDefinitions.stackAbstract,
+        discussion: [
+            """
+            Stops each thread for a fraction of a millisecond with ptrace, one at a time, and prints \
+            its stack with demangled Swift names and file:line where the binary has debug info, with \
+            the thread's name and scheduler state.
+            """
+        ],
+        usage: usageLine(for: .stack),
+        sections: [
+            UsageLayout.section("ARGUMENTS", rows: [("<pid>", "The process whose stacks to print.")]),
+            optionsSection(for: .stack),
+            examplesSection([
+                "stallwatch stack 4242",
+                "stallwatch stack --all-threads --format json 4242",
             ]),
         ]
     )

@@ -16,6 +16,10 @@ public enum Invocation: Equatable, Sendable {
     case run(RunOptions)
     /// `stallwatch demo`: launch the demo workload and report its stalls.
     case demo(DemoOptions)
+    /// `stallwatch attach`: watch a running process and report its stalls.
+    case attach(AttachOptions)
+    /// `stallwatch stack`: print a running process's stacks once.
+    case stack(StackOptions)
 }
 
 /// The help page to show, and the usage line a ``UsageError`` points at.
@@ -26,6 +30,10 @@ public enum HelpTopic: String, CaseIterable, Sendable {
     case run
     /// `stallwatch demo`.
     case demo
+    /// `stallwatch attach`.
+    case attach
+    /// `stallwatch stack`.
+    case stack
 }
 
 /// Exit statuses of the `stallwatch` executable.
@@ -41,8 +49,13 @@ public enum ExitCode {
     public static let internalError: Int32 = 70
     /// The `--output` file cannot be created or written (`EX_CANTCREAT`).
     public static let cannotCreateOutput: Int32 = 73
-    /// The workload was built with a different Swift runtime than the agent (`EX_UNAVAILABLE`).
+    /// The workload was built with a different Swift runtime than the agent, or (`attach --mode agent`) no agent
+    /// answers in the process (`EX_UNAVAILABLE`).
     public static let runtimeMismatch: Int32 = 69
+    /// `attach`, `stack`: no such process, or it exited before anything could be captured (`EX_NOINPUT`).
+    public static let noSuchProcess: Int32 = 66
+    /// `attach`, `stack`: not permitted to trace the process; the message says what to change (`EX_NOPERM`).
+    public static let permissionDenied: Int32 = 77
     /// The command exists but cannot be executed.
     public static let notExecutable: Int32 = 126
     /// The command was not found.

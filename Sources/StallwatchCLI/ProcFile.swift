@@ -3,9 +3,13 @@ import Foundation
 
 enum ProcFile {
     /// The whole text of a /proc file, or nil if it cannot be read.
+    ///
+    /// Uses the throwing read: a process can exit between the open and the read, which then fails with
+    /// ESRCH, and `readDataToEndOfFile()` would trap on that instead of reporting it.
     static func read(_ path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        guard let data = try? handle.readToEnd() else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -7,6 +7,7 @@ import StallwatchCore
 /// The only place that decides exit statuses; nothing below it calls `exit()`.
 public enum StallwatchCommand {
     public static func main(arguments: [String]) -> Int32 {
+        let started = monotonicNow()
         switch ArgumentParser.parse(arguments) {
         case .failure(let error):
             Terminal.writeError(HelpText.errorText(for: error))
@@ -21,6 +22,20 @@ public enum StallwatchCommand {
             return run(options.command, watch: options.watch)
         case .success(.demo(let options)):
             return demo(options)
+        case .success(.attach(let options)):
+            return attach(options)
+        case .success(.stack(let options)):
+            return StackCommand.run(options, startedAt: started)
+        }
+    }
+
+    static func attach(_ options: AttachOptions) -> Int32 {
+        do {
+            let session = try AttachSession(options: options)
+            return session.run()
+        } catch {
+            Terminal.writeError("stallwatch: error: \(error.message)\n")
+            return error.exitCode
         }
     }
 

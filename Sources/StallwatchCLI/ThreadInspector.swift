@@ -34,6 +34,18 @@ enum ThreadInspector {
         return (user + system) * 1_000_000_000 / ticksPerSecond
     }
 
+    /// The thread's name as the program set it (`comm`, at most 15 bytes), or nil once it is gone.
+    static func name(pid: Int32, tid: Int32) -> String? {
+        ProcFile.read("/proc/\(pid)/task/\(tid)/comm").map { $0.trimmingCharacters(in: .newlines) }
+    }
+
+    /// The process's thread ids: the main thread first, then the others in ascending order.
+    static func threads(pid: Int32) -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let others = names.compactMap { Int32($0) }.filter { $0 != pid }.sorted()
+        return names.contains(String(pid)) ? [pid] + others : others
+    }
+
     /// The fields of `stat` after the command name (which may itself contain spaces and parentheses):
     /// index 0 is the state (field 3), index 11 `utime` (field 14), index 12 `stime` (field 15).
     static func statFields(pid: Int32, tid: Int32) -> [Substring]? {

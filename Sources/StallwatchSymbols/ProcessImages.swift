@@ -33,7 +33,9 @@ public struct ProcessImages: @unchecked Sendable {
     static func vdsoRange(mapsOf process: String) -> Range<UInt64>? {
         guard let handle = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return nil }
         defer { try? handle.close() }
-        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        // The throwing read: the process may exit mid-read (ESRCH), which the non-throwing one traps on.
+        guard let data = try? handle.readToEnd() else { return nil }
+        let maps = String(decoding: data, as: UTF8.self)
         guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("[vdso]") }),
             let range = line.split(separator: " ").first
         else { return nil }

@@ -53,6 +53,13 @@ import Testing
             case .run: ["--threshold", "--count", "--format", "--output", "--color", "--version", "--help"]
             case .demo:
                 ["--scenario", "--threshold", "--count", "--format", "--output", "--color", "--version", "--help"]
+            case .attach:
+                [
+                    "--mode", "--duration", "--threshold", "--count", "--max-samples", "--format", "--output",
+                    "--color",
+                    "--version", "--help",
+                ]
+            case .stack: ["--all-threads", "--format", "--version", "--help"]
             }
         let text = HelpText.text(for: topic)
         for name in names {

@@ -1,0 +1,243 @@
+// Checks a running process before `attach` or `stack` touches it, and turns every obstacle into the fix.
+import Foundation
+
+/// A running process as `/proc` describes it, and what may stop stallwatch from tracing it.
+struct TargetProcess {
+    let pid: Int32
+    /// `/proc/PID/comm`.
+    let name: String
+    /// Effective user id.
+    let uid: UInt32
+    /// Start time in clock ticks since boot (`stat` field 22): tells the process from a later one with the same pid.
+    let startTime: UInt64
+    /// Why ptrace would be refused, with the fix; nil if it should be allowed.
+    ///
+    /// Through a listening agent, Yama's scope 1 is not an obstacle (the agent names stallwatch its ptracer), and
+    /// the others only move the capture in-process; from outside (`stack`, external mode) any of them is fatal.
+    let ptraceObstacle: PtraceObstacle?
+    /// Things that make stacks less trustworthy, such as a program file replaced since the process started.
+    let warnings: [String]
+
+    /// Whether the process is still the one inspected: alive, not a zombie, same start time.
+    func isAlive() -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM, let fields = ThreadInspector.statFields(pid: pid, tid: pid),
+            let state = fields.first?.first, state != "Z", state != "X"
+        else { return false }
+        return Preflight.startTime(fields) == startTime
+    }
+}
+
+/// Why ptrace would fail, and what to change.
+struct PtraceObstacle: Error {
+    enum Cause: Equatable {
+        case otherUser, setuid, notDumpable, yama(scope: Int), containerWithoutCapability, alreadyTraced
+    }
+
+    let cause: Cause
+    let advice: String
+}
+
+/// The checks run before attaching: the process exists, who may trace it, Yama, containers, replaced binaries.
+enum Preflight {
+    /// `CAP_SYS_PTRACE`'s bit in the capability sets of `/proc/PID/status`.
+    static let sysPtraceBit: UInt64 = 1 << 19
+    /// `PF_KTHREAD` in `stat`'s flags (field 9).
+    static let kernelThreadFlag: UInt64 = 0x0020_0000
+
+    /// Inspects `pid`; throws, with exit status 66, when there is nothing to attach to.
+    static func inspect(pid: Int32) throws(RunError) -> TargetProcess {
+        guard pid != getpid() else {
+            throw RunError(message: "pid \(pid) is this stallwatch process itself", exitCode: ExitCode.usage)
+        }
+        guard let status = ProcStatus(pid: pid), let fields = ThreadInspector.statFields(pid: pid, tid: pid),
+            let state = fields.first?.first
+        else {
+            throw noSuchProcess(
+                "no process with pid \(pid) (it may have exited); find the pid with 'pgrep NAME' or 'ps -e'")
+        }
+        if let group = status.integer("Tgid"), group != Int(pid) {
+            throw noSuchProcess("\(pid) is a thread of process \(group), not a process: use pid \(group)")
+        }
+        let name = Collector.processName(pid)
+        if state == "Z" || state == "X" {
+            let parent = fields.count > 1 ? " (pid \(fields[1]))" : ""
+            throw noSuchProcess(
+                "pid \(pid) (\(name)) has exited: it is a zombie waiting for its parent\(parent) to collect its status")
+        }
+        if fields.count > 6, let flags = UInt64(fields[6]), flags & kernelThreadFlag != 0 {
+            throw noSuchProcess("pid \(pid) (\(name)) is a kernel thread, which has no user-space stack")
+        }
+        let uids = status.ids("Uid")
+        return TargetProcess(
+            pid: pid, name: name, uid: uids.count > 1 ? uids[1] : 0, startTime: startTime(fields),
+            ptraceObstacle: obstacle(pid: pid, name: name, status: status),
+            warnings: replacedFiles(pid: pid))
+    }
+
+    static func noSuchProcess(_ message: String) -> RunError {
+        RunError(message: message, exitCode: ExitCode.noSuchProcess)
+    }
+
+    static func startTime(_ fields: [Substring]) -> UInt64 {
+        fields.count > 19 ? UInt64(fields[19]) ?? 0 : 0
+    }
+
+    // MARK: Permission
+
+    /// The kernel's rules for `PTRACE_ATTACH`, checked from `/proc` in the order the kernel applies them, so the
+    /// advice names the real obstacle: an existing tracer, Yama, then credentials and dumpability.
+    static func obstacle(pid: Int32, name: String, status: ProcStatus) -> PtraceObstacle? {
+        let ours = ProcStatus(pid: getpid())
+        let capable = (ours?.capabilities("CapEff") ?? 0) & sysPtraceBit != 0
+        let target = "pid \(pid) (\(name))"
+        if let tracer = status.integer("TracerPid"), tracer != 0 {
+            let tracerName = Collector.processName(Int32(tracer))
+            return PtraceObstacle(
+                cause: .alreadyTraced,
+                advice: "\(target) is already being traced by pid \(tracer) (\(tracerName)), and a process has only"
+                    + " one tracer: detach that debugger or tracer first")
+        }
+        if let scope = PtraceAdvice.yamaScope(), scope >= 1 {
+            switch scope {
+            case 1 where !capable && !isDescendant(pid):
+                return PtraceObstacle(
+                    cause: .yama(scope: 1),
+                    advice: "kernel.yama.ptrace_scope is 1: only a process's ancestors may trace it. Run stallwatch"
+                        + " as root (sudo), allow it for now with 'sudo sysctl kernel.yama.ptrace_scope=0', or start"
+                        + " the program with the agent listening (STALLWATCH_LISTEN=1), which lets 'stallwatch attach'"
+                        + " trace it")
+            case 2 where !capable:
+                return PtraceObstacle(
+                    cause: .yama(scope: 2),
+                    advice: "kernel.yama.ptrace_scope is 2: only root (CAP_SYS_PTRACE) may trace; run stallwatch with"
+                        + " sudo")
+            case 3:
+                return PtraceObstacle(
+                    cause: .yama(scope: 3),
+                    advice: "kernel.yama.ptrace_scope is 3: ptrace is disabled until the next reboot, for everyone")
+            default:
+                break
+            }
+        }
+        guard !capable else { return nil }
+        let uids = status.ids("Uid")
+        let gids = status.ids("Gid")
+        let ourUser = getuid()
+        let ourGroup = getgid()
+        if uids.prefix(3).contains(where: { $0 != ourUser }) || gids.prefix(3).contains(where: { $0 != ourGroup }) {
+            if ourUser == 0 {
+                return PtraceObstacle(
+                    cause: .containerWithoutCapability,
+                    advice: "stallwatch runs as root but without the CAP_SYS_PTRACE capability, as in a container"
+                        + " started without it: add it (docker run --cap-add SYS_PTRACE; Kubernetes:"
+                        + " securityContext.capabilities.add: [\"SYS_PTRACE\"]) and run stallwatch there again")
+            }
+            if let real = uids.first, real == ourUser {
+                return PtraceObstacle(
+                    cause: .setuid,
+                    advice: "\(target) runs with another user's or group's privileges (a setuid or setgid program),"
+                        + " which only root may trace: run stallwatch with sudo")
+            }
+            let owner = uids.count > 1 ? uids[1] : uids.first ?? 0
+            return PtraceObstacle(
+                cause: .otherUser,
+                advice: "\(target) belongs to user \(userName(owner)) (uid \(owner)), and stallwatch runs as"
+                    + " \(userName(ourUser)) (uid \(ourUser)): run it as that user (sudo -u \(userName(owner))"
+                    + " stallwatch ...) or as root (sudo stallwatch ...)")
+        }
+        var memory = stat()
+        // A process's /proc files belong to root when it is not dumpable, whoever runs it.
+        if ourUser != 0, stat("/proc/\(pid)/mem", &memory) == 0, memory.st_uid == 0 {
+            return PtraceObstacle(
+                cause: .notDumpable,
+                advice: "\(target) made itself non-dumpable (PR_SET_DUMPABLE 0, as hardened programs do), so only"
+                    + " root may trace it: run stallwatch with sudo")
+        }
+        return nil
+    }
+
+    /// Whether `pid` descends from this process (Yama scope 1 lets ancestors trace).
+    static func isDescendant(_ pid: Int32) -> Bool {
+        var current = pid
+        let me = getpid()
+        for _ in 0..<64 {
+            guard let fields = ThreadInspector.statFields(pid: current, tid: current), fields.count > 1,
+                let parent = Int32(fields[1]), parent > 0
+            else { return false }
+            if parent == me { return true }
+            current = parent
+        }
+        return false
+    }
+
+    static func userName(_ uid: UInt32) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "#\(uid)" }
+        return String(cString: name)
+    }
+
+    // MARK: Replaced files
+
+    /// The program and libraries that were replaced or deleted on disk after the process mapped them: symbols would
+    /// be read from whatever file now has their name.
+    static func replacedFiles(pid: Int32) -> [String] {
+        let deleted = " (deleted)"
+        var warnings: [String] = []
+        let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        if let executable, executable.hasSuffix(deleted) {
+            let path = String(executable.dropLast(deleted.count))
+            warnings.append(
+                "the program file \(path) was replaced or deleted after pid \(pid) started, so its function names"
+                    + " may be missing or wrong: restart the process to run (and name) the current build")
+        }
+        var libraries: [String] = []
+        for line in (ProcFile.read("/proc/\(pid)/maps") ?? "").split(separator: "\n")
+        where line.hasSuffix(deleted) && line.contains(" r-xp ") {
+            guard let slash = line.firstIndex(of: "/") else { continue }
+            let path = String(line[slash...].dropLast(deleted.count))
+            if path != executable?.dropLast(deleted.count).description, !libraries.contains(path) {
+                libraries.append(path)
+            }
+        }
+        if !libraries.isEmpty {
+            let listed = libraries.prefix(3).joined(separator: ", ") + (libraries.count > 3 ? ", ..." : "")
+            warnings.append(
+                "libraries replaced on disk since pid \(pid) loaded them (an upgrade?): \(listed); names in them may"
+                    + " be wrong until the process restarts")
+        }
+        return warnings
+    }
+}
+
+/// `/proc/PID/status`: `Key:\tvalue` lines.
+struct ProcStatus {
+    let fields: [String: String]
+
+    init?(pid: Int32) {
+        guard let text = ProcFile.read("/proc/\(pid)/status"), !text.isEmpty else { return nil }
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        self.fields = fields
+    }
+
+    func integer(_ key: String) -> Int? {
+        fields[key].flatMap { Int($0) }
+    }
+
+    /// `Uid:` and `Gid:`: real, effective, saved, filesystem.
+    func ids(_ key: String) -> [UInt32] {
+        (fields[key] ?? "").split(whereSeparator: \.isWhitespace).compactMap { UInt32($0) }
+    }
+
+    /// A capability set such as `CapEff`, as a bit mask.
+    func capabilities(_ key: String) -> UInt64? {
+        fields[key].flatMap { UInt64($0, radix: 16) }
+    }
+
+    /// The pid in the process's own (innermost) pid namespace: the last `NSpid` entry.
+    var namespacePid: Int32? {
+        fields["NSpid"].flatMap { $0.split(whereSeparator: \.isWhitespace).last }.flatMap { Int32($0) }
+    }
+}

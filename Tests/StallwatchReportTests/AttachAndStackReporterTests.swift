@@ -1,0 +1,140 @@
+// attach's reports (run's records plus how the process was watched) and stack's dump, in text and JSON.
+import Foundation
+import StallwatchCore
+import Testing
+
+@testable import StallwatchReport
+
+private func object(_ line: String) throws -> [String: Any] {
+    #expect(line.hasSuffix("\n") && !line.dropLast().contains("\n"), "one record per line")
+    return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+}
+
+@Suite struct AttachReporterTests {
+    @Test func jsonStallNamesTheModeRightAfterCount() throws {
+        var reporter = AttachReporter(
+            json: true, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        let line = reporter.render(sampleStall(), startedBeforeAttach: true)
+        #expect(line.contains("\"count\":3,\"mode\":\"external\",\"resolutionMs\":80,\"startedBeforeAttach\":true,"))
+        let record = try object(line)
+        #expect(record["activity"] as? String == "unknown", "no run-loop phase is seen from outside")
+        #expect(record["durationMs"] as? Double == 612.3)
+        #expect((record["culprit"] as? [String: Any])?["symbol"] as? String == "DiskCache.waitForSlowDisk()")
+    }
+
+    @Test func jsonAgentModeKeepsTheActivityAndHasNoResolution() throws {
+        var reporter = AttachReporter(
+            json: true, clock: fixedClock, colored: false, mode: .agent, samplingInterval: 80_000_000)
+        let record = try object(reporter.render(sampleStall()))
+        #expect(record["mode"] as? String == "agent")
+        #expect(record["resolutionMs"] is NSNull)
+        #expect(record["startedBeforeAttach"] as? Bool == false)
+        #expect(record["activity"] as? String == "afterWaiting")
+    }
+
+    @Test func jsonSummarySaysHowTheSessionEnded() throws {
+        var reporter = AttachReporter(
+            json: true, clock: fixedClock, colored: false, mode: .agent, samplingInterval: nil)
+        let summary = RunSummary(
+            stalls: [sampleStall()], runNanoseconds: 5_000_000_000, watchedPids: [4242], exitStatus: nil, warnings: [])
+        let record = try object(reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2)))
+        #expect(record["event"] as? String == "summary")
+        #expect(record["exitStatus"] is NSNull)
+        #expect(record["mode"] as? String == "agent")
+        #expect(record["pid"] as? Int == 4242)
+        #expect(record["ended"] as? String == "signal")
+        #expect(record["signal"] as? Int == 2)
+        let exited = try object(reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .exited))
+        #expect(exited["ended"] as? String == "exited")
+        #expect(exited["signal"] is NSNull)
+    }
+
+    @Test func textBlockNamesTheModeAndExternalTiming() {
+        var reporter = AttachReporter(
+            json: false, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        let lines = reporter.render(sampleStall()).split(separator: "\n").map(String.init)
+        #expect(lines[0].hasPrefix("stallwatch: stall #3 in MyDaemon (pid 4242): 612 ms"))
+        #expect(lines[1].hasPrefix("  began ~"))
+        #expect(lines[1].hasSuffix(", out of its event-loop wait; detected after 241 ms (3 busy samples)"))
+        #expect(
+            lines[2]
+                == "  mode: external (the main thread's state sampled from /proc every 80 ms: start and end each within ±40 ms)"
+        )
+        #expect(lines.contains { $0.contains("DiskCache.waitForSlowDisk()") })
+    }
+
+    @Test func textStallAlreadyInProgressAndUnfinished() {
+        var reporter = AttachReporter(
+            json: false, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        let lines = reporter.render(sampleStall(end: nil), startedBeforeAttach: true).split(separator: "\n")
+        #expect(lines[0].contains(": unfinished (still stalled when stallwatch detached)"))
+        #expect(lines[1].hasPrefix("  already stalled when stallwatch attached at "))
+    }
+
+    @Test func textAgentModeKeepsTheRunLoopPhase() {
+        var reporter = AttachReporter(
+            json: false, clock: fixedClock, colored: false, mode: .agent, samplingInterval: 80_000_000)
+        let lines = reporter.render(sampleStall()).split(separator: "\n").map(String.init)
+        #expect(lines[1].contains("in afterWaiting"))
+        #expect(lines[2] == "  mode: agent (the process's own agent timed its run loop's transitions exactly)")
+    }
+
+    @Test func textSummaryEndsWithHowTheSessionEnded() {
+        var reporter = AttachReporter(
+            json: false, clock: fixedClock, colored: false, mode: .agent, samplingInterval: nil)
+        let summary = RunSummary(
+            stalls: [], runNanoseconds: 5_000_000_000, watchedPids: [4242], exitStatus: nil, warnings: [])
+        let detached = reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2))
+        #expect(
+            detached.hasSuffix(
+                "stallwatch: detached from pid 4242 (MyDaemon) after 5.0 s (Ctrl-C, SIGINT); it keeps running\n"))
+        #expect(!detached.contains("workload exited"))
+        let exited = reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .exited)
+        #expect(exited.hasSuffix("stallwatch: pid 4242 (MyDaemon) exited after 5.0 s of watching\n"))
+    }
+}
+
+@Suite struct StackReporterTests {
+    func stacks() -> ProcessStacks {
+        let main = ThreadStack(
+            tid: 4242, name: "MyDaemon", state: ThreadState(state: "R"), frames: sampleStall().samples[0].frames,
+            stoppedNanoseconds: 210_000)
+        let worker = ThreadStack(
+            tid: 4250, name: "io-worker", state: ThreadState(state: "S", syscall: "futex"),
+            frames: [Frame(address: 0x7f00_0000_1234, image: "/lib/libc.so.6", offset: 0x1234, symbol: "__futex_wait")],
+            stoppedNanoseconds: 90_000)
+        return ProcessStacks(
+            pid: 4242, processName: "MyDaemon", capturedAt: 1_000_000_000, threadCount: 3, threads: [main, worker],
+            elapsedNanoseconds: 18_500_000, warnings: ["the program file /app/MyDaemon was replaced"])
+    }
+
+    @Test func textHasAHeadlineThenEachThreadWithItsState() {
+        let text = StackReporter(json: false, clock: fixedClock).render(stacks())
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(
+            lines[0].hasPrefix("stallwatch: pid 4242 (MyDaemon), 3 threads, 2 shown; each stopped at most 0.21 ms; at ")
+        )
+        #expect(lines[1] == "stallwatch: warning: the program file /app/MyDaemon was replaced")
+        #expect(lines.contains("thread 4242 \"MyDaemon\" (main): running"))
+        #expect(lines.contains("thread 4250 \"io-worker\": waiting on a lock (futex)"))
+        #expect(lines.contains { $0.contains("DiskCache.waitForSlowDisk()") && $0.contains("at DiskCache.swift:42:9") })
+    }
+
+    @Test func jsonIsOneObjectWithEveryThread() throws {
+        let record = try object(StackReporter(json: true, clock: fixedClock).render(stacks()))
+        #expect(record["event"] as? String == "stack")
+        #expect(record["schemaVersion"] as? Int == JSONLinesReporter.schemaVersion)
+        #expect(record["pid"] as? Int == 4242)
+        #expect(record["threadCount"] as? Int == 3)
+        #expect(record["elapsedMs"] as? Double == 18.5)
+        let threads = try #require(record["threads"] as? [[String: Any]])
+        #expect(threads.map { $0["tid"] as? Int } == [4242, 4250])
+        #expect(threads.map { $0["main"] as? Bool } == [true, false])
+        #expect(threads[0]["stoppedMs"] as? Double == 0.21)
+        #expect((threads[1]["threadState"] as? [String: Any])?["syscall"] as? String == "futex")
+        let frames = try #require(threads[0]["frames"] as? [[String: Any]])
+        #expect(frames[1]["symbol"] as? String == "DiskCache.waitForSlowDisk()")
+        #expect(frames[1]["line"] as? Int == 42)
+        #expect(record["warnings"] as? [String] == ["the program file /app/MyDaemon was replaced"])
+    }
+}
