@@ -6,6 +6,7 @@ struct ArgumentDefinition: Sendable {
     /// What the option sets.
     enum Key: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
+        case strategy, failOnStall, maxStall, maxStalls, maxTotal, timeout, junit, baseline
     }
 
     let key: Key
@@ -42,8 +43,8 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [version, help]
-        case .demo: [scenario] + watchOptions + [version, help]
+        case .run: watchOptions + [strategy] + ciOptions + [version, help]
+        case .demo: [scenario] + watchOptions + [strategy] + ciOptions + [version, help]
         case .attach: [mode, duration] + watchOptions + [version, help]
         case .stack: [allThreads, stackFormat, version, help]
         }
@@ -120,6 +121,40 @@ enum ArgumentDefinitions {
     )
 
     private static let defaults = WatchOptions()
+
+    static let strategy = ArgumentDefinition(
+        key: .strategy,
+        names: ["--strategy"],
+        valueName: "strategy",
+        abstract: "How to watch: observe the run loop, ping the main queue, or auto: the run loop, and pings "
+            + "for a program that has none (dispatchMain). "
+            + valuesNote(WatchStrategy.allCases.map(\.rawValue), default: WatchStrategy.auto.rawValue)
+    )
+
+    /// Budgets and CI plumbing for `run` and `demo` (see the README's "stallwatch in CI").
+    static let ciOptions: [ArgumentDefinition] = [
+        ArgumentDefinition(
+            key: .failOnStall, names: ["--fail-on-stall"], valueName: nil,
+            abstract: "Fail (exit \(ExitCode.budgetBroken)) if there is any stall not in the baseline."),
+        ArgumentDefinition(
+            key: .maxStall, names: ["--max-stall"], valueName: "duration",
+            abstract: "Fail if any stall lasts longer than this."),
+        ArgumentDefinition(
+            key: .maxStalls, names: ["--max-stalls"], valueName: "n", abstract: "Fail if there are more stalls."),
+        ArgumentDefinition(
+            key: .maxTotal, names: ["--max-total"], valueName: "duration",
+            abstract: "Fail if the stalls add up to more than this."),
+        ArgumentDefinition(
+            key: .timeout, names: ["--timeout"], valueName: "duration",
+            abstract: "Stop the workload after this long (SIGTERM, then SIGKILL 5 s later) and exit "
+                + "\(ExitCode.timedOut); a stall still going on is reported as unfinished, with its stack."),
+        ArgumentDefinition(
+            key: .junit, names: ["--junit"], valueName: "file",
+            abstract: "Also write a JUnit XML report to <file>, for CI test reporters."),
+        ArgumentDefinition(
+            key: .baseline, names: ["--baseline"], valueName: "file",
+            abstract: "An earlier --format json report: the budgets ignore stalls it already has."),
+    ]
 
     static let watchOptions: [ArgumentDefinition] = [
         ArgumentDefinition(

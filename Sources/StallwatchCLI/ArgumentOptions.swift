@@ -1,4 +1,5 @@
 // The option values `run`, `demo`, `attach` and `stack` accept, with their defaults and limits.
+import StallwatchCore
 
 /// How reports are written.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -16,6 +17,16 @@ public enum ColorChoice: String, CaseIterable, Sendable {
     case always
     /// Never colour.
     case never
+}
+
+/// How the agent detects stalls (`--strategy`).
+public enum WatchStrategy: String, CaseIterable, Sendable {
+    /// Observe the main run loop only.
+    case runLoop = "runloop"
+    /// Ping the main dispatch queue only.
+    case ping
+    /// The run loop; pings for a program that has none.
+    case auto
 }
 
 /// Options shared by `run`, `demo` and `attach`: what counts as a stall and where reports go.
@@ -41,6 +52,16 @@ public struct WatchOptions: Equatable, Sendable {
     public var output: String?
     /// Whether text reports use colour (`--color auto|always|never`).
     public var color: ColorChoice
+    /// How the agent watches (`--strategy`).
+    public var strategy: WatchStrategy = .auto
+    /// `--fail-on-stall`, `--max-stall`, `--max-stalls`, `--max-total`.
+    public var budget = StallBudget()
+    /// `--timeout`: how long the workload may run.
+    public var timeout: Duration?
+    /// `--junit FILE`.
+    public var junit: String?
+    /// `--baseline FILE`.
+    public var baseline: String?
 
     /// Creates watch options; the defaults are those of a command line without options.
     public init(

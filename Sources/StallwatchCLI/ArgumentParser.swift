@@ -290,6 +290,33 @@ public enum ArgumentParser {
                 }
             case .allThreads:
                 parsed.allThreads = true
+            case .strategy:
+                guard let strategy = WatchStrategy(rawValue: value) else {
+                    throw invalid(choices(WatchStrategy.allCases.map(\.rawValue)))
+                }
+                parsed.watch.strategy = strategy
+            case .failOnStall:
+                parsed.watch.budget.failOnStall = true
+            case .maxStall, .maxTotal, .timeout:
+                let duration: Duration
+                switch DurationParser.parse(value) {
+                case .failure(let failure): throw invalid(": \(failure)")
+                case .success(let parsedDuration): duration = parsedDuration
+                }
+                let nanoseconds = WatchOptions.nanoseconds(duration)
+                switch definition.key {
+                case .maxStall: parsed.watch.budget.maxStall = nanoseconds
+                case .maxTotal: parsed.watch.budget.maxTotal = nanoseconds
+                default: parsed.watch.timeout = duration
+                }
+            case .maxStalls:
+                guard let count = Int(value), count >= 0 else {
+                    throw invalid(": expected a whole number, 0 or more")
+                }
+                parsed.watch.budget.maxStalls = count
+            case .junit, .baseline:
+                guard !value.isEmpty else { throw invalid(": expected a file name") }
+                if definition.key == .junit { parsed.watch.junit = value } else { parsed.watch.baseline = value }
             case .help, .version:
                 break
             }

@@ -26,6 +26,12 @@ struct AttachedTarget {
 /// Where the collector writes each finished stall.
 protocol StallReportWriter: AnyObject {
     func write(_ stall: StallReport)
+    /// The record written when a stall is detected (see ``Reporter/renderDetected(_:)``).
+    func writeDetected(_ stall: StallReport)
+}
+
+extension StallReportWriter {
+    func writeDetected(_ stall: StallReport) {}
 }
 
 extension ReportOutput: StallReportWriter {}

@@ -34,6 +34,11 @@ final class Collector {
     private var ptraceRefused: [Int32: String] = [:]
     private var exitStatus: Int32?
     private var interrupted = false
+    /// `--timeout`'s deadline and, once it passed, when SIGKILL follows SIGTERM (`CLOCK_MONOTONIC` ns).
+    private var timeoutDeadline: UInt64?
+    private var killDeadline: UInt64?
+    /// Whether `--timeout` expired and the workload was told to stop.
+    private(set) var timedOut = false
     /// Why an attach session ended; nil while it goes on, and under `run`.
     private(set) var ending: AttachEnding?
 
@@ -57,6 +62,9 @@ final class Collector {
         self.target = target
         self.options = options
         self.output = output
+        if case .child = target, let timeout = options.timeout {
+            timeoutDeadline = monotonicNow() + WatchOptions.nanoseconds(timeout)
+        }
     }
 
     /// Runs until the workload exits (returning its raw wait status) or, attached, until the session ends
@@ -80,7 +88,9 @@ final class Collector {
                 }
             }
             switch target {
-            case .child: reapWorkload()
+            case .child:
+                enforceTimeout()
+                reapWorkload()
             case .attached(let attached): followAttached(attached)
             }
         }
@@ -90,8 +100,14 @@ final class Collector {
     }
 
     private func pollTimeout() -> Int32 {
-        guard case .attached(let attached) = target else { return 1000 }
         let now = monotonicNow()
+        guard case .attached(let attached) = target else {
+            // The timeout and its grace period are the only deadlines of a run.
+            let wake =
+                [timeoutDeadline.flatMap { timedOut ? nil : $0 }, killDeadline, now + 1_000_000_000]
+                .compactMap { $0 }.min() ?? now
+            return wake > now ? Int32((wake - now + 999_999) / 1_000_000) : 0
+        }
         // Short enough to notice the process's exit promptly: nothing else announces it to a non-parent.
         var wake = now + 100_000_000
         if let deadline = attached.deadline { wake = min(wake, deadline) }
@@ -131,7 +147,8 @@ final class Collector {
         } else if watchedPids.isEmpty {
             warnings.append(
                 "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
-                    + " whose main thread runs RunLoop.main or CFRunLoopRun (not dispatchMain() or a plain loop)")
+                    + " whose main thread runs RunLoop.main or CFRunLoopRun, or whose main queue dispatchMain()"
+                    + " serves (not a plain loop)")
         }
         return warnings
     }
@@ -218,6 +235,8 @@ final class Collector {
         if let cpu = ThreadInspector.cpuTime(pid: pid, tid: tid) { stall.cpuAtDetection = (cpu, monotonicNow()) }
         sample(&stall, tid: tid)
         pending[stall.key] = stall
+        // On record at once: if stallwatch is killed before the stall ends, the file still has it.
+        output.writeDetected(stall.report)
     }
 
     /// Takes one sample: from outside with ptrace when permitted, otherwise by asking the agent.
@@ -329,6 +348,23 @@ final class Collector {
             interrupted = true
         }
     }
+
+    /// `--timeout`: past the deadline, SIGTERM the workload; past the grace period, SIGKILL it.
+    private func enforceTimeout() {
+        guard exitStatus == nil, case .child(let workload) = target, let deadline = timeoutDeadline else { return }
+        let now = monotonicNow()
+        if !timedOut, now >= deadline {
+            timedOut = true
+            kill(workload.pid, SIGTERM)
+            killDeadline = now + Self.terminationGrace
+        } else if let killAt = killDeadline, now >= killAt {
+            kill(workload.pid, SIGKILL)
+            killDeadline = nil
+        }
+    }
+
+    /// How long a workload gets to exit after SIGTERM before SIGKILL.
+    static let terminationGrace: UInt64 = 5_000_000_000
 
     private func reapWorkload() {
         guard exitStatus == nil, case .child(let workload) = target else { return }

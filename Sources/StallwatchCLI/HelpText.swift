@@ -52,16 +52,25 @@ public enum HelpText {
                 "EXIT STATUS",
                 rows: [
                     ("0", "Success, or help or version shown."),
-                    ("<status>", "run and demo: the workload's own exit status, or 128+N if signal N killed it."),
+                    (
+                        "<status>",
+                        "run and demo: the workload's own exit status, or 128+N if signal N killed it; a failing"
+                            + " workload's status wins over 80 below."
+                    ),
                     ("\(ExitCode.usage)", "Usage error: a bad option or argument."),
-                    ("\(ExitCode.noSuchProcess)", "attach, stack: no such process, or it exited before a capture."),
+                    (
+                        "\(ExitCode.noSuchProcess)",
+                        "attach, stack: no such process, or it exited before a capture; run: --baseline unreadable."
+                    ),
                     (
                         "\(ExitCode.runtimeMismatch)",
                         "The workload uses a different Swift runtime; attach --mode agent: no agent answers."
                     ),
                     ("\(ExitCode.internalError)", "Internal error."),
-                    ("\(ExitCode.cannotCreateOutput)", "The --output file cannot be created or written."),
+                    ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
                     ("\(ExitCode.permissionDenied)", "attach, stack: not permitted to trace the process."),
+                    ("\(ExitCode.budgetBroken)", "run and demo: the workload succeeded, but its stalls broke a budget."),
+                    ("\(ExitCode.timedOut)", "run and demo: --timeout expired and the workload was stopped."),
                     ("\(ExitCode.notExecutable)", "The command was found but is not executable."),
                     ("\(ExitCode.commandNotFound)", "The command was not found."),
                 ]

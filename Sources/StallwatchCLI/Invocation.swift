@@ -52,6 +52,10 @@ public enum ExitCode {
     /// The workload was built with a different Swift runtime than the agent, or (`attach --mode agent`) no agent
     /// answers in the process (`EX_UNAVAILABLE`).
     public static let runtimeMismatch: Int32 = 69
+    /// The workload exited 0 but its stalls broke a budget (`--fail-on-stall`, `--max-stall`, ...).
+    public static let budgetBroken: Int32 = 80
+    /// `--timeout` expired and stallwatch stopped the workload (as GNU `timeout` reports it).
+    public static let timedOut: Int32 = 124
     /// `attach`, `stack`: no such process, or it exited before anything could be captured (`EX_NOINPUT`).
     public static let noSuchProcess: Int32 = 66
     /// `attach`, `stack`: not permitted to trace the process; the message says what to change (`EX_NOPERM`).

@@ -35,10 +35,11 @@ final class ReportOutput {
     }
 
     func write(_ stall: StallReport) { write(reporter.render(stall)) }
+    func writeDetected(_ stall: StallReport) { write(reporter.renderDetected(stall)) }
     func write(_ summary: RunSummary) { write(reporter.render(summary)) }
 
     private func write(_ text: String) {
-        guard !failed else { return }
+        guard !failed, !text.isEmpty else { return }
         if !FileDescriptorWriter.writeAll(text, to: descriptor) {
             failed = true
             Terminal.writeError(

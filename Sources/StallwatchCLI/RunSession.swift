@@ -10,6 +10,9 @@ final class RunSession {
     private let executable: String
     private let agentLibrary: String
     private let output: ReportOutput
+    private let clock = WallClock.now()
+    /// Fingerprints `--baseline` excuses from the budget.
+    private let baseline: Set<String>
 
     /// Validates the request; throws before anything is launched.
     init(command: [String], options: WatchOptions) throws(RunError) {
@@ -25,7 +28,20 @@ final class RunSession {
         if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable) {
             throw RunError(message: mismatch, exitCode: ExitCode.runtimeMismatch)
         }
-        output = try ReportOutput(path: options.output, format: options.format, color: options.color, clock: .now())
+        if let path = options.baseline {
+            do {
+                baseline = try BaselineFile.fingerprints(at: path)
+            } catch {
+                throw RunError(message: error.message, exitCode: ExitCode.noSuchProcess)
+            }
+        } else {
+            baseline = []
+        }
+        if let junit = options.junit {
+            // Fail now, not after a long run: the JUnit file is written at the end.
+            try JUnitFile.checkWritable(junit)
+        }
+        output = try ReportOutput(path: options.output, format: options.format, color: options.color, clock: clock)
     }
 
     /// Runs the workload to its end and returns stallwatch's exit status: the workload's own.
@@ -59,19 +75,44 @@ final class RunSession {
             socket: collectorEnd, signals: signals, workload: workload, options: options, output: output)
         let waitStatus = collector.run()
         let stalls = collector.closeStalls()
-        let exitCode = Self.exitCode(fromWaitStatus: waitStatus)
+        let ended = monotonicNow()
+        let workloadStatus = Self.exitCode(fromWaitStatus: waitStatus)
+        let verdict = options.budget.isSet ? options.budget.evaluate(stalls, baseline: baseline, endOfRun: ended) : nil
+        let exitCode = Self.exitCode(workload: workloadStatus, timedOut: collector.timedOut, verdict: verdict)
         let warnings = collector.warnings()
-        output.write(
-            RunSummary(
-                stalls: stalls, runNanoseconds: monotonicNow() - started, watchedPids: collector.watched,
-                exitStatus: exitCode, warnings: warnings))
+        var summary = RunSummary(
+            stalls: stalls, runNanoseconds: ended - started, watchedPids: collector.watched, exitStatus: exitCode,
+            warnings: warnings)
+        summary.budget = verdict
+        summary.timedOut = collector.timedOut
+        output.write(summary)
         // Warnings also go to stderr unless the summary above already showed them there.
         if !(options.format == .text && output.isStandardOutput) {
             for warning in warnings { Terminal.writeError("stallwatch: warning: \(warning)\n") }
+            if let verdict, verdict.isBroken {
+                Terminal.writeError("stallwatch: stall budget broken: \(verdict.violations.joined(separator: "; "))\n")
+            }
+        }
+        if let junit = options.junit {
+            let report = JUnitReport(
+                stalls: stalls, summary: summary, budget: options.budget, baseline: baseline, startOfRun: started,
+                endOfRun: ended, command: command.joined(separator: " "), clock: clock)
+            if !JUnitFile.write(report.render(), to: junit) {
+                Terminal.writeError("stallwatch: warning: cannot write the --junit file '\(junit)'\n")
+            }
         }
         output.close()
         close(collectorEnd)
         return exitCode
+    }
+
+    /// stallwatch's status: the workload's own failure wins; a timeout we enforced comes next; then a broken
+    /// budget; otherwise success.
+    static func exitCode(workload: Int32, timedOut: Bool, verdict: StallBudget.Verdict?) -> Int32 {
+        if timedOut { return ExitCode.timedOut }
+        if workload != 0 { return workload }
+        if verdict?.isBroken == true { return ExitCode.budgetBroken }
+        return ExitCode.success
     }
 
     /// The workload's status as a shell reports it: its exit code, or 128 + N if killed by signal N.

@@ -72,6 +72,7 @@ enum WorkloadLauncher {
         environment[AgentEnvironment.thresholdNanoseconds] = String(options.thresholdNanoseconds)
         environment[AgentEnvironment.count] = String(options.count)
         environment[AgentEnvironment.maxSamples] = String(options.maxSamples)
+        environment[AgentEnvironment.strategy] = options.strategy.rawValue
         environment[AgentEnvironment.collectorPid] = String(getpid())
         if let runtime { environment[AgentEnvironment.swiftRuntime] = runtime }
         return environment
@@ -79,8 +80,11 @@ enum WorkloadLauncher {
 }
 
 extension WatchOptions {
-    var thresholdNanoseconds: UInt64 {
-        let (seconds, attoseconds) = threshold.components
+    var thresholdNanoseconds: UInt64 { Self.nanoseconds(threshold) }
+
+    /// A non-negative duration in whole nanoseconds.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
         return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 }

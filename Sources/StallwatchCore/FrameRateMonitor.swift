@@ -112,4 +112,3 @@ public struct FrameRateMonitor: Sendable {
         return events
     }
 }
-

@@ -44,7 +44,8 @@ public struct StallBudget: Equatable, Sendable {
         let total = lengths.reduce(0, +)
         if let maxTotal, total > maxTotal {
             violations.append(
-                "\(Self.milliseconds(total)) ms stalled in all, more than \(Self.milliseconds(maxTotal)) ms (--max-total)")
+                "\(Self.milliseconds(total)) ms stalled in all, more than \(Self.milliseconds(maxTotal)) ms (--max-total)"
+            )
         }
         return Verdict(violations: violations, excusedByBaseline: stalls.count - counted.count)
     }
@@ -54,7 +55,8 @@ public struct StallBudget: Equatable, Sendable {
     public func violation(by stall: StallReport, endOfRun: UInt64) -> String? {
         let length = stall.duration ?? (endOfRun > stall.start ? endOfRun - stall.start : 0)
         if let maxStall, length > maxStall {
-            return "stalled \(Self.milliseconds(length)) ms, longer than \(Self.milliseconds(maxStall)) ms (--max-stall)"
+            return
+                "stalled \(Self.milliseconds(length)) ms, longer than \(Self.milliseconds(maxStall)) ms (--max-stall)"
         }
         if failOnStall { return "stalled \(Self.milliseconds(length)) ms (--fail-on-stall)" }
         return nil

@@ -84,6 +84,10 @@ public struct RunSummary: Equatable, Sendable {
     public var exitStatus: Int32?
     /// Things the user should know: a loop that never ran, an agent that could not load.
     public var warnings: [String]
+    /// The CI budget's verdict, when a budget was set (`--fail-on-stall`, `--max-stall`, ...).
+    public var budget: StallBudget.Verdict?
+    /// `--timeout` expired and stallwatch stopped the workload.
+    public var timedOut = false
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(

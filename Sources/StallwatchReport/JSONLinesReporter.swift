@@ -18,6 +18,27 @@ public struct JSONLinesReporter: Reporter {
         record(for: stall).serialized() + "\n"
     }
 
+    /// `{"event":"stall-detected", ...}`: the stall's identity, start and first sample, written at detection.
+    /// The full `stall` record with the same `pid` and `id` follows when it ends.
+    public func renderDetected(_ stall: StallReport) -> String {
+        JSONValue.object([
+            ("event", .string("stall-detected")),
+            ("schemaVersion", .int(Int64(Self.schemaVersion))),
+            ("id", .int(Int64(stall.identifier))),
+            ("pid", .int(Int64(stall.pid))),
+            ("tid", .int(Int64(stall.tid))),
+            ("process", .string(stall.processName)),
+            ("startedAt", .string(clock.rfc3339(monotonic: stall.start))),
+            ("startMonotonicMs", .milliseconds(stall.start)),
+            ("detectedAfterMs", .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)),
+            ("activity", .string(stall.phase.name)),
+            ("callout", .optional(stall.callout?.rawValue)),
+            ("fingerprint", .string(stall.fingerprint)),
+            ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
+            ("samples", .array(stall.samples.prefix(1).map { sampleRecord($0, stall: stall) })),
+        ]).serialized() + "\n"
+    }
+
     public func render(_ summary: RunSummary) -> String {
         record(for: summary).serialized() + "\n"
     }
@@ -127,6 +148,17 @@ public struct JSONLinesReporter: Reporter {
             ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
             ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
             ("warnings", .array(summary.warnings.map(JSONValue.string))),
+            ("timedOut", .bool(summary.timedOut)),
+            (
+                "budget",
+                summary.budget.map { verdict in
+                    .object([
+                        ("broken", .bool(verdict.isBroken)),
+                        ("violations", .array(verdict.violations.map(JSONValue.string))),
+                        ("excusedByBaseline", .int(Int64(verdict.excusedByBaseline))),
+                    ])
+                } ?? .null
+            ),
         ])
     }
 }

@@ -51,9 +51,11 @@ public struct JUnitReport: Sendable {
         // xs:dateTime without a zone, as the common JUnit schema expects.
         let timestamp = String(clock.rfc3339(monotonic: startOfRun).prefix(19))
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        xml += "<testsuites name=\"stallwatch\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\""
+        xml +=
+            "<testsuites name=\"stallwatch\" tests=\"\(cases.count)\" failures=\"\(failures)\" errors=\"0\""
             + " skipped=\"\(skipped)\" time=\"\(seconds)\">\n"
-        xml += "  <testsuite name=\"stallwatch run \(Self.escape(command))\" tests=\"\(cases.count)\""
+        xml +=
+            "  <testsuite name=\"stallwatch run \(Self.escape(command))\" tests=\"\(cases.count)\""
             + " failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(seconds)\""
             + " timestamp=\"\(timestamp)\">\n"
         xml += "    <properties>\n"
@@ -62,13 +64,15 @@ public struct JUnitReport: Sendable {
         }
         xml += "    </properties>\n"
         for testCase in cases {
-            xml += "    <testcase name=\"\(Self.escape(testCase.name))\" classname=\"\(Self.escape(testCase.className))\""
+            xml +=
+                "    <testcase name=\"\(Self.escape(testCase.name))\" classname=\"\(Self.escape(testCase.className))\""
                 + " time=\"\(String(format3: testCase.seconds))\">\n"
             if let skipped = testCase.skipped {
                 xml += "      <skipped message=\"\(Self.escape(skipped))\"/>\n"
             }
             if let failure = testCase.failure {
-                xml += "      <failure message=\"\(Self.escape(failure.message))\" type=\"stall\">"
+                xml +=
+                    "      <failure message=\"\(Self.escape(failure.message))\" type=\"stall\">"
                     + Self.escape(failure.text) + "</failure>\n"
             }
             xml += "      <system-out>" + Self.escape(testCase.output) + "</system-out>\n"
@@ -96,9 +100,12 @@ public struct JUnitReport: Sendable {
         var output = "\(summary.stallCount) stall(s), \(Int(Double(summary.totalStallNanoseconds) / 1e6)) ms stalled"
         if verdict.excusedByBaseline > 0 { output += "; \(verdict.excusedByBaseline) known in the baseline" }
         if !budget.isSet { output += "; no stall budget set (--fail-on-stall, --max-stall, --max-stalls, --max-total)" }
-        let failure = verdict.isBroken
-            ? (message: "stall budget broken: " + verdict.violations.joined(separator: "; "),
-                text: verdict.violations.joined(separator: "\n"))
+        let failure =
+            verdict.isBroken
+            ? (
+                message: "stall budget broken: " + verdict.violations.joined(separator: "; "),
+                text: verdict.violations.joined(separator: "\n")
+            )
             : nil
         return TestCase(
             name: "main run loop within the stall budget", className: "stallwatch.run",

@@ -11,6 +11,13 @@ public protocol Reporter: Sendable {
     mutating func render(_ stall: StallReport) -> String
     /// The closing text of a run, ending in a newline.
     mutating func render(_ summary: RunSummary) -> String
+    /// A short record written the moment a stall is detected, so that a report file has every stall even
+    /// if stallwatch is killed before the stall ends. Empty for formats without one.
+    mutating func renderDetected(_ stall: StallReport) -> String
+}
+
+extension Reporter {
+    public mutating func renderDetected(_ stall: StallReport) -> String { "" }
 }
 
 /// Converts `CLOCK_MONOTONIC` times into wall-clock timestamps for people.

@@ -29,6 +29,17 @@ public struct TextReporter: Reporter {
         return block(stall).joined(separator: "\n") + "\n\n"
     }
 
+    /// One line at detection: the full block follows when the stall ends.
+    public func renderDetected(_ stall: StallReport) -> String {
+        let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
+        var line =
+            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)) detected,"
+            + " \(Self.milliseconds(detectedAfter)) ms so far"
+        if let callout = stall.callout { line += " in \(callout.phrase)" }
+        if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
+        return line + "\n"
+    }
+
     /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.
     func repeatLine(_ stall: StallReport, group: (first: Int, count: Int, total: UInt64)) -> String {
         "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall)),"
@@ -147,6 +158,18 @@ public struct TextReporter: Reporter {
                 lines.append(
                     "    \(Self.milliseconds(culprit.totalNanoseconds).leftPadded(to: 7)) ms"
                         + "  \(String(culprit.count).leftPadded(to: 3))×  \(culprit.symbol)")
+            }
+        }
+        if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }
+        if let verdict = summary.budget {
+            if verdict.isBroken {
+                lines.append(
+                    style.bold("stallwatch: stall budget broken: " + verdict.violations.joined(separator: "; ")))
+            } else {
+                lines.append("stallwatch: within the stall budget")
+            }
+            if verdict.excusedByBaseline > 0 {
+                lines.append("  \(verdict.excusedByBaseline) stall(s) left out: known in the baseline")
             }
         }
         for warning in summary.warnings {

@@ -1,0 +1,22 @@
+// Writes the `--junit` report: checked for writability before the run, written whole after it.
+import Foundation
+
+enum JUnitFile {
+    /// Fails with the `--output` exit status if the file cannot be created or replaced.
+    static func checkWritable(_ path: String) throws(RunError) {
+        let existed = FileManager.default.fileExists(atPath: path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw RunError(
+                message: "cannot create --junit file '\(path)': \(String(cString: strerror(errno)))",
+                exitCode: ExitCode.cannotCreateOutput)
+        }
+        close(descriptor)
+        if !existed { unlink(path) }
+    }
+
+    /// Replaces the file's content atomically (a reader never sees half a document). False on failure.
+    static func write(_ xml: String, to path: String) -> Bool {
+        (try? xml.write(toFile: path, atomically: true, encoding: .utf8)) != nil
+    }
+}
