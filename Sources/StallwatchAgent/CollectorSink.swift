@@ -74,6 +74,10 @@ final class CollectorSink: StallSink {
         }
     }
 
+    func busyPeriods(_ histogram: LatencyHistogram) {
+        send(.busyPeriods(pid: pid, buckets: histogram.sparse))
+    }
+
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
         send(.stallEnded(pid: pid, identifier: onset.identifier, endedAt: endedAt))
     }

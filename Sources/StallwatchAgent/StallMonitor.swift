@@ -46,6 +46,9 @@ public final class StallMonitor: @unchecked Sendable {
     }
 
     nonisolated(unsafe) private static var running: StallMonitor?
+    /// Sends what the watcher has not sent yet; run by an `atexit` handler.
+    nonisolated(unsafe) private static var finalReport: (() -> Void)?
+    nonisolated(unsafe) private static var exitHandlerInstalled = false
     private static let lock = NSLock()
 
     private let watcher: Watcher
@@ -77,6 +80,7 @@ public final class StallMonitor: @unchecked Sendable {
         guard Self.running === self else { return }
         RunLoopObservers.remove(observers)
         watcher.stop()
+        Self.finalReport = nil
         (sink as? HandlerSink)?.flushUnfinished()
         Self.running = nil
     }
@@ -91,6 +95,12 @@ public final class StallMonitor: @unchecked Sendable {
             board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink,
             modeTracker: ModeTracker(observers: observers), strategy: strategy)
         watcher.start()
+        // The last second of busy periods would be lost at exit: send them from an exit handler too.
+        finalReport = { watcher.reportBusyPeriods(now: sw_agent_now_ns(), force: true) }
+        if !exitHandlerInstalled {
+            exitHandlerInstalled = true
+            atexit { StallMonitor.finalReport?() }
+        }
         let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink)
         running = monitor
         return monitor
@@ -130,11 +140,14 @@ final class HandlerSink: StallSink {
 
     func watchingStarted() {}
 
+    func busyPeriods(_ histogram: LatencyHistogram) {}
+
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
         let pid = getpid()
         images = ProcessImages.captureCurrentProcess()
         pending = StallReport(
-            identifier: onset.identifier, pid: pid, tid: thread ?? pid, processName: ProcessInfo.processInfo.processName,
+            identifier: onset.identifier, pid: pid, tid: thread ?? pid,
+            processName: ProcessInfo.processInfo.processName,
             phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
             thresholdNanoseconds: threshold, count: count, captureMethod: .signal, samples: [])
         takeSample()

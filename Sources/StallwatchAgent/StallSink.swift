@@ -10,6 +10,8 @@ protocol StallSink: AnyObject {
     func stallBegan(_ onset: StallOnset, thread: Int32?)
     /// The stall is still going on, one more threshold later: time for another sample.
     func stallContinues(_ onset: StallOnset, thread: Int32?)
+    /// The run loop's busy periods so far (sent about once a second while they change, and at exit).
+    func busyPeriods(_ histogram: LatencyHistogram)
     /// The stall ended when the loop moved again at `endedAt`.
     func stallEnded(_ onset: StallOnset, endedAt: UInt64)
 }

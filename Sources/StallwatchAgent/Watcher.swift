@@ -82,6 +82,7 @@ final class Watcher: @unchecked Sendable {
                 now = sw_agent_now_ns()
                 continue
             }
+            reportBusyPeriods(now: now, force: false)
             let wake: UInt64
             if usesPings(now: now) {
                 pingStep(now: now)
@@ -128,6 +129,18 @@ final class Watcher: @unchecked Sendable {
             sink.stallContinues(ongoing, thread: nil)
         }
     }
+
+    /// Sends the busy-period histogram if it changed and a second has passed (or `force`, at exit).
+    func reportBusyPeriods(now: UInt64, force: Bool) {
+        guard force || now >= lastBusyReport.time + 1_000_000_000 else { return }
+        let histogram = board.busyPeriodHistogram()
+        let total = histogram.total
+        guard total != lastBusyReport.total else { return }
+        lastBusyReport = (now, total)
+        sink.busyPeriods(histogram)
+    }
+
+    private var lastBusyReport: (time: UInt64, total: UInt64) = (0, 0)
 
     /// Whether to ping the main queue at this wake: always under `ping`; under `auto`, once the run loop
     /// has been silent for ``probeDelay`` and until it shows activity.

@@ -6,7 +6,7 @@ struct ArgumentDefinition: Sendable {
     /// What the option sets.
     enum Key: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
-        case strategy, failOnStall, maxStall, maxStalls, maxTotal, timeout, junit, baseline
+        case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
     }
 
     let key: Key
@@ -144,6 +144,10 @@ enum ArgumentDefinitions {
         ArgumentDefinition(
             key: .maxTotal, names: ["--max-total"], valueName: "duration",
             abstract: "Fail if the stalls add up to more than this."),
+        ArgumentDefinition(
+            key: .maxP99, names: ["--max-p99"], valueName: "duration",
+            abstract: "Fail if the 99th percentile of the run loop's busy periods is longer: many short "
+                + "hiccups fail a run though none is a stall."),
         ArgumentDefinition(
             key: .timeout, names: ["--timeout"], valueName: "duration",
             abstract: "Stop the workload after this long (SIGTERM, then SIGKILL 5 s later) and exit "

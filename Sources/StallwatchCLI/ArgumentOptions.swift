@@ -138,6 +138,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case modal
     case modalStall = "modal-stall"
     case dispatchMain = "dispatch-main"
+    case hiccups
     case baseline
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
@@ -154,6 +155,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .modal: "A responsive nested loop in a private mode."
         case .modalStall: "CPU work in a timer inside such a modal session."
         case .dispatchMain: "No run loop (dispatchMain); CPU work in a block."
+        case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
         case .baseline: "Short work only; no stall expected."
         }
     }

@@ -297,7 +297,7 @@ public enum ArgumentParser {
                 parsed.watch.strategy = strategy
             case .failOnStall:
                 parsed.watch.budget.failOnStall = true
-            case .maxStall, .maxTotal, .timeout:
+            case .maxStall, .maxTotal, .maxP99, .timeout:
                 let duration: Duration
                 switch DurationParser.parse(value) {
                 case .failure(let failure): throw invalid(": \(failure)")
@@ -307,6 +307,7 @@ public enum ArgumentParser {
                 switch definition.key {
                 case .maxStall: parsed.watch.budget.maxStall = nanoseconds
                 case .maxTotal: parsed.watch.budget.maxTotal = nanoseconds
+                case .maxP99: parsed.watch.budget.maxP99 = nanoseconds
                 default: parsed.watch.timeout = duration
                 }
             case .maxStalls:

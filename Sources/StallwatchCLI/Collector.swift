@@ -34,6 +34,16 @@ final class Collector {
     private var ptraceRefused: [Int32: String] = [:]
     private var exitStatus: Int32?
     private var interrupted = false
+    /// The run loop's busy periods, per watched process (the agent's cumulative counts).
+    private var busyPeriods: [Int32: LatencyHistogram] = [:]
+
+    /// Every watched process's busy periods together; nil if no agent sent any.
+    var busyPeriodHistogram: LatencyHistogram? {
+        guard !busyPeriods.isEmpty else { return nil }
+        var merged = LatencyHistogram()
+        for histogram in busyPeriods.values { merged.merge(histogram) }
+        return merged
+    }
     /// `--timeout`'s deadline and, once it passed, when SIGKILL follows SIGTERM (`CLOCK_MONOTONIC` ns).
     private var timeoutDeadline: UInt64?
     private var killDeadline: UInt64?
@@ -173,6 +183,9 @@ final class Collector {
 
     private func handle(_ message: AgentMessage) {
         switch message {
+        case .busyPeriods(let pid, let buckets):
+            // Each message holds the agent's counts so far: keep the latest per process.
+            busyPeriods[pid] = LatencyHistogram(sparse: buckets)
         case .loaded(let pid, _):
             loadedPids.insert(pid)
         case .refused(let pid, let reason):

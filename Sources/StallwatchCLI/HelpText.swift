@@ -69,7 +69,10 @@ public enum HelpText {
                     ("\(ExitCode.internalError)", "Internal error."),
                     ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
                     ("\(ExitCode.permissionDenied)", "attach, stack: not permitted to trace the process."),
-                    ("\(ExitCode.budgetBroken)", "run and demo: the workload succeeded, but its stalls broke a budget."),
+                    (
+                        "\(ExitCode.budgetBroken)",
+                        "run and demo: the workload succeeded, but its stalls broke a budget."
+                    ),
                     ("\(ExitCode.timedOut)", "run and demo: --timeout expired and the workload was stopped."),
                     ("\(ExitCode.notExecutable)", "The command was found but is not executable."),
                     ("\(ExitCode.commandNotFound)", "The command was not found."),

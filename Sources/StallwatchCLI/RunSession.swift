@@ -77,7 +77,10 @@ final class RunSession {
         let stalls = collector.closeStalls()
         let ended = monotonicNow()
         let workloadStatus = Self.exitCode(fromWaitStatus: waitStatus)
-        let verdict = options.budget.isSet ? options.budget.evaluate(stalls, baseline: baseline, endOfRun: ended) : nil
+        let busyPeriods = collector.busyPeriodHistogram
+        let verdict =
+            options.budget.isSet
+            ? options.budget.evaluate(stalls, baseline: baseline, endOfRun: ended, busyPeriods: busyPeriods) : nil
         let exitCode = Self.exitCode(workload: workloadStatus, timedOut: collector.timedOut, verdict: verdict)
         let warnings = collector.warnings()
         var summary = RunSummary(
@@ -85,6 +88,8 @@ final class RunSession {
             warnings: warnings)
         summary.budget = verdict
         summary.timedOut = collector.timedOut
+        summary.busyPeriods = busyPeriods
+        summary.thresholdNanoseconds = options.thresholdNanoseconds
         output.write(summary)
         // Warnings also go to stderr unless the summary above already showed them there.
         if !(options.format == .text && output.isStandardOutput) {

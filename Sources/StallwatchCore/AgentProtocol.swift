@@ -15,6 +15,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case stallSample(pid: Int32, tid: Int32, identifier: Int, index: Int)
     /// A declared stall ended.
     case stallEnded(pid: Int32, identifier: Int, endedAt: UInt64)
+    /// The run loop's busy periods so far (a ``LatencyHistogram``, as `[bucket, count]` pairs for the
+    /// non-empty buckets). Sent about once a second when it changed, and when the process exits.
+    case busyPeriods(pid: Int32, buckets: [[UInt64]])
     /// The stack the agent captured itself, on the collector's request, with the process's image map
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
     case inProcessSample(

@@ -10,22 +10,31 @@ public struct StallBudget: Equatable, Sendable {
     public var maxStalls: Int?
     /// Stalled time in total may not exceed this (`--max-total`).
     public var maxTotal: UInt64?
+    /// The 99th percentile of the run loop's busy periods may not exceed this (`--max-p99`): many short
+    /// hiccups fail a run even though none is a stall.
+    public var maxP99: UInt64?
 
-    public init(failOnStall: Bool = false, maxStall: UInt64? = nil, maxStalls: Int? = nil, maxTotal: UInt64? = nil) {
+    public init(
+        failOnStall: Bool = false, maxStall: UInt64? = nil, maxStalls: Int? = nil, maxTotal: UInt64? = nil,
+        maxP99: UInt64? = nil
+    ) {
         self.failOnStall = failOnStall
         self.maxStall = maxStall
         self.maxStalls = maxStalls
         self.maxTotal = maxTotal
+        self.maxP99 = maxP99
     }
 
     /// Whether any limit is set at all.
-    public var isSet: Bool { failOnStall || maxStall != nil || maxStalls != nil || maxTotal != nil }
+    public var isSet: Bool { failOnStall || maxStall != nil || maxStalls != nil || maxTotal != nil || maxP99 != nil }
 
     /// Judges a run's stalls, ignoring those whose fingerprint is in `baseline` (known slow paths).
     ///
     /// An unfinished stall counts with the length it had reached when the run ended (`endOfRun`), which is
     /// a lower bound: a deadlock breaks `--max-stall` as soon as it has lasted longer than the limit.
-    public func evaluate(_ stalls: [StallReport], baseline: Set<String> = [], endOfRun: UInt64) -> Verdict {
+    public func evaluate(
+        _ stalls: [StallReport], baseline: Set<String> = [], endOfRun: UInt64, busyPeriods: LatencyHistogram? = nil
+    ) -> Verdict {
         let counted = stalls.filter { !baseline.contains($0.fingerprint) }
         let lengths = counted.map { $0.duration ?? (endOfRun > $0.start ? endOfRun - $0.start : 0) }
         var violations: [String] = []
@@ -45,6 +54,11 @@ public struct StallBudget: Equatable, Sendable {
         if let maxTotal, total > maxTotal {
             violations.append(
                 "\(Self.milliseconds(total)) ms stalled in all, more than \(Self.milliseconds(maxTotal)) ms (--max-total)"
+            )
+        }
+        if let maxP99, let p99 = busyPeriods?.percentile(99), p99 > maxP99 {
+            violations.append(
+                "p99 run-loop busy period \(Self.milliseconds(p99)) ms, more than \(Self.milliseconds(maxP99)) ms (--max-p99)"
             )
         }
         return Verdict(violations: violations, excusedByBaseline: stalls.count - counted.count)

@@ -88,6 +88,10 @@ public struct RunSummary: Equatable, Sendable {
     public var budget: StallBudget.Verdict?
     /// `--timeout` expired and stallwatch stopped the workload.
     public var timedOut = false
+    /// Every run-loop busy period (waking to sleeping) of the run, where the agent recorded them.
+    public var busyPeriods: LatencyHistogram?
+    /// `--threshold`, to count the busy periods that reached it.
+    public var thresholdNanoseconds: UInt64?
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(

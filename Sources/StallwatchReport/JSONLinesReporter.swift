@@ -90,6 +90,21 @@ public struct JSONLinesReporter: Reporter {
         ])
     }
 
+    /// The run loop's busy periods: count, percentiles (bucket upper bounds, within 12.5 %), maximum, and how
+    /// many reached the threshold.
+    func busyPeriodsRecord(_ histogram: LatencyHistogram, threshold: UInt64?) -> JSONValue {
+        func milliseconds(_ value: UInt64?) -> JSONValue { value.map(JSONValue.milliseconds) ?? .null }
+        return .object([
+            ("count", .int(Int64(histogram.total))),
+            ("p50Ms", milliseconds(histogram.percentile(50))),
+            ("p90Ms", milliseconds(histogram.percentile(90))),
+            ("p99Ms", milliseconds(histogram.percentile(99))),
+            ("p999Ms", milliseconds(histogram.percentile(99.9))),
+            ("maxMs", milliseconds(histogram.maximum)),
+            ("atLeastThreshold", threshold.map { .int(Int64(histogram.count(atLeast: $0))) } ?? .null),
+        ])
+    }
+
     func activityRecord(_ activity: ThreadActivity) -> JSONValue {
         .object([
             ("verdict", .string(activity.verdict.rawValue)),
@@ -149,6 +164,10 @@ public struct JSONLinesReporter: Reporter {
             ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
             ("warnings", .array(summary.warnings.map(JSONValue.string))),
             ("timedOut", .bool(summary.timedOut)),
+            (
+                "busyPeriods",
+                summary.busyPeriods.map { busyPeriodsRecord($0, threshold: summary.thresholdNanoseconds) } ?? .null
+            ),
             (
                 "budget",
                 summary.budget.map { verdict in

@@ -145,7 +145,7 @@ public struct TextReporter: Reporter {
         } else {
             headline += " in \(Self.seconds(summary.runNanoseconds)) s"
         }
-        if let status = summary.exitStatus { headline += "; workload exited with status \(status)" }
+        if let status = summary.exitStatus { headline += "; exit status \(status)" }
         lines.append(style.bold(headline))
         if summary.stallCount - summary.unfinishedCount > 1 {
             lines.append(
@@ -159,6 +159,17 @@ public struct TextReporter: Reporter {
                     "    \(Self.milliseconds(culprit.totalNanoseconds).leftPadded(to: 7)) ms"
                         + "  \(String(culprit.count).leftPadded(to: 3))×  \(culprit.symbol)")
             }
+        }
+        if let periods = summary.busyPeriods, periods.total > 0 {
+            func ms(_ value: UInt64?) -> String { value.map { Self.precise($0) } ?? "-" }
+            var line =
+                "  run-loop busy periods: \(periods.total); p50 \(ms(periods.percentile(50))) ms,"
+                + " p90 \(ms(periods.percentile(90))) ms, p99 \(ms(periods.percentile(99))) ms,"
+                + " p99.9 \(ms(periods.percentile(99.9))) ms, max \(ms(periods.maximum)) ms"
+            if let threshold = summary.thresholdNanoseconds {
+                line += "; \(periods.count(atLeast: threshold)) of \(Self.milliseconds(threshold)) ms or more"
+            }
+            lines.append(line)
         }
         if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }
         if let verdict = summary.budget {

@@ -278,7 +278,8 @@ enum ModalSession {
         let heartbeat = Timer(fire: Date(), interval: 0.02, repeats: true) { _ in WorkResults.keep(1) }
         RunLoop.current.add(heartbeat, forMode: mode)
         if let work {
-            RunLoop.current.add(Timer(fire: (start + delay).date, interval: 0, repeats: false) { _ in work() }, forMode: mode)
+            RunLoop.current.add(
+                Timer(fire: (start + delay).date, interval: 0, repeats: false) { _ in work() }, forMode: mode)
         }
         while !end.hasPassed {
             _ = RunLoop.current.run(mode: mode, before: end.date)
@@ -322,5 +323,24 @@ enum SyncEngine {
             }
         } while !deadline.hasPassed
         return merged
+    }
+}
+
+// MARK: hiccups
+
+enum HiccupRenderer {
+    /// Burns CPU for `length`: a callout too short to be a stall, repeated often enough to feel janky.
+    @inline(never)
+    static func redrawEverything(for length: Duration) -> UInt64 {
+        let deadline = MonotonicInstant.now() + length
+        var pixels: UInt64 = 1
+        repeat {
+            var iteration = 0
+            while iteration < iterationsPerClockCheck {
+                pixels = pixels &* 1_103_515_245 &+ 12_345
+                iteration += 1
+            }
+        } while !deadline.hasPassed
+        return pixels
     }
 }

@@ -102,6 +102,10 @@ extension Scenario {
                     }
                 }
             }
+        case .hiccups:
+            MainRunLoop.addTimer(firingAt: timeline.start(ofStall: 1), repeatingEvery: .milliseconds(250)) {
+                WorkResults.keep(HiccupRenderer.redrawEverything(for: .milliseconds(150)))
+            }
         case .baseline:
             installRoutineWork(timeline)
         }

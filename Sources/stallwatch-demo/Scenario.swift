@@ -17,6 +17,7 @@ enum Scenario: String, CaseIterable, Sendable {
     case modal
     case modalStall = "modal-stall"
     case dispatchMain = "dispatch-main"
+    case hiccups
     case baseline
 
     /// The function a symbolicated stack of this scenario's stalls shows, as `Type.method`; `nil` for
@@ -34,6 +35,7 @@ enum Scenario: String, CaseIterable, Sendable {
         case .modal: nil
         case .modalStall: "ModalSession.validateFormFields"
         case .dispatchMain: "SyncEngine.mergeChanges"
+        case .hiccups: nil
         case .baseline: nil
         }
     }
@@ -54,6 +56,7 @@ enum Scenario: String, CaseIterable, Sendable {
         case .modal: "a timer callback runs a responsive nested run loop in a private mode; never stalls"
         case .modalStall: "inside such a modal session, a timer in the private mode burns CPU"
         case .dispatchMain: "no run loop: the program calls dispatchMain() and a main-queue block burns CPU"
+        case .hiccups: "a timer burns 150 ms of CPU every 250 ms: janky, though no single callout is a stall"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
         }
     }

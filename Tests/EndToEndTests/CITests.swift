@@ -157,3 +157,24 @@ func xmllintSchemaStatus(of file: String) throws -> Int32 {
     process.waitUntilExit()
     return process.terminationStatus
 }
+
+@Suite(.serialized) struct BusyPeriodTests {
+    @Test func manyHiccupsFailMaxP99ThoughNoneIsAStall() throws {
+        let result = try runStallwatch(["demo", "--scenario", "hiccups", "--format", "json", "--max-p99", "100ms"])
+        #expect(result.status == 80, "\(result.stderr)")
+        #expect(result.stalls.isEmpty, "150 ms callouts are not stalls")
+        let periods = try #require(result.summary?["busyPeriods"] as? [String: Any])
+        #expect((periods["p99Ms"] as? Double ?? 0) >= 150)
+        #expect((periods["atLeastThreshold"] as? Int ?? 0) >= 5)
+        let violations = (result.summary?["budget"] as? [String: Any])?["violations"] as? [String] ?? []
+        #expect(violations.first?.contains("--max-p99") == true)
+    }
+
+    @Test func smoothRunPassesMaxP99() throws {
+        let result = try runStallwatch(["demo", "--scenario", "baseline", "--format", "json", "--max-p99", "50ms"])
+        #expect(result.status == 0, "\(result.stdout)")
+        let periods = try #require(result.summary?["busyPeriods"] as? [String: Any])
+        #expect((periods["count"] as? Int ?? 0) > 50, "every busy period of the run is counted")
+        #expect((periods["p99Ms"] as? Double ?? 100) < 50)
+    }
+}

@@ -189,6 +189,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - modal
                   - modal-stall
                   - dispatch-main
+                  - hiccups
                   - baseline
                 """
         )

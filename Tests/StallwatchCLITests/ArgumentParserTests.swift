@@ -163,7 +163,7 @@ func invocation(_ arguments: [String], sourceLocation: SourceLocation = #_source
         #expect(
             DemoScenario.allCases.map(\.rawValue) == [
                 "cpu", "sleep", "main-queue", "source", "mutex", "vdso", "observer", "two-phase", "modal",
-                "modal-stall", "dispatch-main", "baseline",
+                "modal-stall", "dispatch-main", "hiccups", "baseline",
             ])
     }
 

@@ -60,3 +60,16 @@ import Testing
         #expect(budget.evaluate([known, new], baseline: [known.fingerprint], endOfRun: end).isBroken)
     }
 }
+
+@Suite struct MaxP99Tests {
+    @Test func p99OfBusyPeriodsBreaksTheBudget() {
+        var periods = LatencyHistogram()
+        for _ in 0..<100 { periods.record(nanoseconds: 150_000_000) }
+        let budget = StallBudget(maxP99: 100_000_000)
+        #expect(budget.evaluate([], endOfRun: 0, busyPeriods: periods).isBroken)
+        var smooth = LatencyHistogram()
+        for _ in 0..<100 { smooth.record(nanoseconds: 5_000_000) }
+        #expect(!budget.evaluate([], endOfRun: 0, busyPeriods: smooth).isBroken)
+        #expect(!budget.evaluate([], endOfRun: 0, busyPeriods: nil).isBroken, "nothing recorded, nothing broken")
+    }
+}

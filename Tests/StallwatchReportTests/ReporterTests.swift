@@ -170,7 +170,7 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         var reporter = TextReporter(clock: fixedClock, colored: false)
         let text = reporter.render(summary)
         #expect(
-            text.contains("2 stalls, 1612 ms stalled (40.3% of 4.0 s), longest 1000 ms; workload exited with status 3"))
+            text.contains("2 stalls, 1612 ms stalled (40.3% of 4.0 s), longest 1000 ms; exit status 3"))
         #expect(text.contains("stall length: median 612 ms, p95 1000 ms"))
         #expect(text.contains("1612 ms    2×  DiskCache.waitForSlowDisk()"))
     }
