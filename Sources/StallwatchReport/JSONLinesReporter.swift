@@ -21,8 +21,25 @@ public struct JSONLinesReporter: Reporter {
     /// `{"event":"stall-detected", ...}`: the stall's identity, start and first sample, written at detection.
     /// The full `stall` record with the same `pid` and `id` follows when it ends.
     public func renderDetected(_ stall: StallReport) -> String {
-        JSONValue.object([
-            ("event", .string("stall-detected")),
+        JSONValue.object(
+            identity(of: stall, event: "stall-detected") + [
+                (
+                    "detectedAfterMs",
+                    .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)
+                ),
+                ("activity", .string(stall.phase.name)),
+                ("callout", .optional(stall.callout?.rawValue)),
+                ("fingerprint", .string(stall.fingerprint)),
+                ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
+                ("samples", .array(stall.samples.prefix(1).map { sampleRecord($0, stall: stall) })),
+            ]
+        ).serialized() + "\n"
+    }
+
+    /// The keys that start both stall records: what the record is, and which stall of which process.
+    func identity(of stall: StallReport, event: String) -> [(String, JSONValue)] {
+        [
+            ("event", .string(event)),
             ("schemaVersion", .int(Int64(Self.schemaVersion))),
             ("id", .int(Int64(stall.identifier))),
             ("pid", .int(Int64(stall.pid))),
@@ -30,13 +47,7 @@ public struct JSONLinesReporter: Reporter {
             ("process", .string(stall.processName)),
             ("startedAt", .string(clock.rfc3339(monotonic: stall.start))),
             ("startMonotonicMs", .milliseconds(stall.start)),
-            ("detectedAfterMs", .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)),
-            ("activity", .string(stall.phase.name)),
-            ("callout", .optional(stall.callout?.rawValue)),
-            ("fingerprint", .string(stall.fingerprint)),
-            ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
-            ("samples", .array(stall.samples.prefix(1).map { sampleRecord($0, stall: stall) })),
-        ]).serialized() + "\n"
+        ]
     }
 
     public func render(_ summary: RunSummary) -> String {
@@ -44,41 +55,37 @@ public struct JSONLinesReporter: Reporter {
     }
 
     func record(for stall: StallReport) -> JSONValue {
-        .object([
-            ("event", .string("stall")),
-            ("schemaVersion", .int(Int64(Self.schemaVersion))),
-            ("id", .int(Int64(stall.identifier))),
-            ("pid", .int(Int64(stall.pid))),
-            ("tid", .int(Int64(stall.tid))),
-            ("process", .string(stall.processName)),
-            ("startedAt", .string(clock.rfc3339(monotonic: stall.start))),
-            ("startMonotonicMs", .milliseconds(stall.start)),
-            ("durationMs", stall.duration.map(JSONValue.milliseconds) ?? .null),
-            ("unfinished", .bool(stall.end == nil)),
-            ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
-            ("count", .int(Int64(stall.count))),
-            ("activity", .string(stall.phase.name)),
-            ("callout", .optional(stall.callout?.rawValue)),
-            ("fingerprint", .string(stall.fingerprint)),
-            ("detectedAfterMs", .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)),
-            (
-                "capture",
-                .object([
-                    ("method", .string(stall.captureMethod.rawValue)), ("note", .optional(stall.captureNote)),
-                ])
-            ),
-            ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
-            ("thread", stall.threadActivity.map(activityRecord) ?? .null),
-            (
-                "confidence",
-                .object([
-                    ("level", .string(stall.confidenceNote == nil ? "high" : "low")),
-                    ("watcherLateMs", .milliseconds(stall.watcherLateness)),
-                    ("note", .optional(stall.confidenceNote)),
-                ])
-            ),
-            ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
-        ])
+        .object(
+            identity(of: stall, event: "stall") + [
+                ("durationMs", stall.duration.map(JSONValue.milliseconds) ?? .null),
+                ("unfinished", .bool(stall.end == nil)),
+                ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
+                ("count", .int(Int64(stall.count))),
+                ("activity", .string(stall.phase.name)),
+                ("callout", .optional(stall.callout?.rawValue)),
+                ("fingerprint", .string(stall.fingerprint)),
+                (
+                    "detectedAfterMs",
+                    .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)
+                ),
+                (
+                    "capture",
+                    .object([
+                        ("method", .string(stall.captureMethod.rawValue)), ("note", .optional(stall.captureNote)),
+                    ])
+                ),
+                ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
+                ("thread", stall.threadActivity.map(activityRecord) ?? .null),
+                (
+                    "confidence",
+                    .object([
+                        ("level", .string(stall.confidenceNote == nil ? "high" : "low")),
+                        ("watcherLateMs", .milliseconds(stall.watcherLateness)),
+                        ("note", .optional(stall.confidenceNote)),
+                    ])
+                ),
+                ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
+            ])
     }
 
     func sampleRecord(_ sample: Sample, stall: StallReport) -> JSONValue {
