@@ -35,7 +35,9 @@ public func stallwatchAgentAutostart() {
         return
     }
     do {
-        _ = try StallMonitor.start(threshold: threshold, count: count, sink: sink)
+        _ = try StallMonitor.start(
+            threshold: threshold, count: count, sink: sink,
+            frameRate: FrameRateMonitor.Configuration(environment: environment))
     } catch {
         sink.send(.refused(pid: pid, reason: "\(error)"))
     }

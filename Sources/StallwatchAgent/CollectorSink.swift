@@ -82,6 +82,21 @@ final class CollectorSink: StallSink {
         send(.stallEnded(pid: pid, identifier: onset.identifier, endedAt: endedAt))
     }
 
+    func frameRate(_ event: FrameRateMonitor.Event) {
+        switch event {
+        case .reading(let reading):
+            send(
+                .frameRate(
+                    pid: pid, start: reading.start, end: reading.end, frames: reading.frames,
+                    droppedNanoseconds: reading.dropped))
+        case .drops(let record):
+            send(
+                .frameDrops(
+                    pid: pid, begin: record.begin, end: record.end, totalNanoseconds: record.total,
+                    droppedNanoseconds: record.dropped))
+        }
+    }
+
     /// The collector's answer about stall `identifier`; `nil` if none came in time.
     private func awaitAnswer(for identifier: Int) -> CollectorMessage? {
         let deadline = sw_agent_now_ns() + UInt64(answerTimeoutMilliseconds) * 1_000_000

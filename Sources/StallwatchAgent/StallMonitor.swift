@@ -54,11 +54,17 @@ public final class StallMonitor: @unchecked Sendable {
     private let watcher: Watcher
     private let observers: [CFRunLoopObserver]
     private let sink: StallSink
+    /// `--fps`: the frame tick and what turns its ticks into readings.
+    private let frameTick: (timer: CFRunLoopTimer, watch: FrameRateWatch)?
 
-    private init(watcher: Watcher, observers: [CFRunLoopObserver], sink: StallSink) {
+    private init(
+        watcher: Watcher, observers: [CFRunLoopObserver], sink: StallSink,
+        frameTick: (timer: CFRunLoopTimer, watch: FrameRateWatch)?
+    ) {
         self.watcher = watcher
         self.observers = observers
         self.sink = sink
+        self.frameTick = frameTick
     }
 
     /// Starts watching with `handler` receiving each stall when it ends.
@@ -79,29 +85,43 @@ public final class StallMonitor: @unchecked Sendable {
         defer { Self.lock.unlock() }
         guard Self.running === self else { return }
         RunLoopObservers.remove(observers)
+        if let frameTick { FrameTickTimer.remove(frameTick.timer) }
         watcher.stop()
+        if let frameTick { for event in frameTick.watch.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
         (sink as? HandlerSink)?.flushUnfinished()
         Self.running = nil
     }
 
-    static func start(threshold: UInt64, count: Int, sink: StallSink) throws(StartError) -> StallMonitor {
+    /// - Parameter frameRate: `--fps`'s settings; nil runs no frame tick.
+    static func start(
+        threshold: UInt64, count: Int, sink: StallSink, frameRate: FrameRateMonitor.Configuration? = nil
+    ) throws(StartError) -> StallMonitor {
         lock.lock()
         defer { lock.unlock() }
         guard running == nil else { throw .alreadyRunning }
         let observers = RunLoopObservers.install()
         let strategy = ProcessInfo.processInfo.environment[AgentEnvironment.strategy].flatMap(Strategy.init) ?? .auto
+        let frameTick = frameRate.flatMap { configuration in
+            FrameTickTimer.install(interval: configuration.frameInterval).map { timer in
+                (timer: timer, watch: FrameRateWatch(ring: FrameTickTimer.ring, configuration: configuration))
+            }
+        }
         let watcher = Watcher(
             board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink,
-            modeTracker: ModeTracker(observers: observers), strategy: strategy)
+            modeTracker: ModeTracker(observers: observers), strategy: strategy, frames: frameTick?.watch)
         watcher.start()
-        // The last second of busy periods would be lost at exit: send them from an exit handler too.
-        finalReport = { watcher.reportBusyPeriods(now: sw_agent_now_ns(), force: true) }
+        // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
+        // handler too.
+        finalReport = {
+            watcher.reportBusyPeriods(now: sw_agent_now_ns(), force: true)
+            if let frameTick { for event in frameTick.watch.finish() { sink.frameRate(event) } }
+        }
         if !exitHandlerInstalled {
             exitHandlerInstalled = true
             atexit { StallMonitor.finalReport?() }
         }
-        let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink)
+        let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink, frameTick: frameTick)
         running = monitor
         return monitor
     }
@@ -141,6 +161,9 @@ final class HandlerSink: StallSink {
     func watchingStarted() {}
 
     func busyPeriods(_ histogram: LatencyHistogram) {}
+
+    /// The library API has no frame-rate handler (yet): `--fps` is a `stallwatch run` feature.
+    func frameRate(_ event: FrameRateMonitor.Event) {}
 
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
         let pid = getpid()

@@ -14,4 +14,6 @@ protocol StallSink: AnyObject {
     func busyPeriods(_ histogram: LatencyHistogram)
     /// The stall ended when the loop moved again at `endedAt`.
     func stallEnded(_ onset: StallOnset, endedAt: UInt64)
+    /// `--fps`: a second's frame-rate reading or a run of dropped frames.
+    func frameRate(_ event: FrameRateMonitor.Event)
 }

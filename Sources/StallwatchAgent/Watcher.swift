@@ -24,6 +24,8 @@ final class Watcher: @unchecked Sendable {
     private var announced = false
 
     private let modeTracker: ModeTracker?
+    /// `--fps`: the frame ticks to drain on each wake; nil without `--fps`.
+    private let frames: FrameRateWatch?
     private let strategy: Strategy
     private var pings: PingDetector
     /// Set once the ping strategy is in use (a program without a run loop).
@@ -39,11 +41,12 @@ final class Watcher: @unchecked Sendable {
 
     init(
         board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink, modeTracker: ModeTracker? = nil,
-        strategy: Strategy = .auto
+        strategy: Strategy = .auto, frames: FrameRateWatch? = nil
     ) {
         self.board = board
         self.sink = sink
         self.modeTracker = modeTracker
+        self.frames = frames
         self.strategy = strategy
         self.detector = StallDetector(threshold: threshold, count: count)
         self.pings = PingDetector(threshold: threshold, count: count)
@@ -72,6 +75,9 @@ final class Watcher: @unchecked Sendable {
 
     private func run() {
         var now = sw_agent_now_ns()
+        // When the detector wants its next reading. With `--fps` the thread also wakes in between to drain
+        // the frame ticks, and those extra wakes must not count as readings (they would take extra samples).
+        var detectorDue = now
         while true {
             if modeTracker?.refresh() == true {
                 // A mode appeared and the main loop was woken: its published state may be stale until the
@@ -83,14 +89,17 @@ final class Watcher: @unchecked Sendable {
                 continue
             }
             reportBusyPeriods(now: now, force: false)
-            let wake: UInt64
-            if usesPings(now: now) {
-                pingStep(now: now)
-                wake = pings.nextWake(after: now)
-            } else {
-                step(now: now)
-                wake = detector.nextWake(after: now)
+            reportFrames()
+            if frames == nil || now >= detectorDue {
+                if usesPings(now: now) {
+                    pingStep(now: now)
+                    detectorDue = pings.nextWake(after: now)
+                } else {
+                    step(now: now)
+                    detectorDue = detector.nextWake(after: now)
+                }
             }
+            let wake = frames == nil ? detectorDue : min(detectorDue, now + FrameRateWatch.drainInterval)
             if waitForStop(until: wake) { return }
             now = sw_agent_now_ns()
         }
@@ -141,6 +150,12 @@ final class Watcher: @unchecked Sendable {
     }
 
     private var lastBusyReport: (time: UInt64, total: UInt64) = (0, 0)
+
+    /// `--fps`: sends the frame-rate events of the ticks since the last wake.
+    private func reportFrames() {
+        guard let frames else { return }
+        for event in frames.drain() { sink.frameRate(event) }
+    }
 
     /// Whether to ping the main queue at this wake: always under `ping`; under `auto`, once the run loop
     /// has been silent for ``probeDelay`` and until it shows activity.

@@ -1,5 +1,6 @@
 // The options each command accepts: one table read by both the parser and the help text, so the
 // two cannot drift apart.
+import StallwatchCore
 
 /// One option as the parser matches it and the help text lists it.
 struct ArgumentDefinition: Sendable {
@@ -7,6 +8,7 @@ struct ArgumentDefinition: Sendable {
     enum Key: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
+        case fps, fpsMaxFrame, fpsPow
     }
 
     let key: Key
@@ -43,8 +45,8 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [strategy] + ciOptions + [version, help]
-        case .demo: [scenario] + watchOptions + [strategy] + ciOptions + [version, help]
+        case .run: watchOptions + [strategy] + frameRateOptions + ciOptions + [version, help]
+        case .demo: [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + [version, help]
         case .attach: [mode, duration] + watchOptions + [version, help]
         case .stack: [allThreads, stackFormat, version, help]
         }
@@ -130,6 +132,24 @@ enum ArgumentDefinitions {
             + "for a program that has none (dispatchMain). "
             + valuesNote(WatchStrategy.allCases.map(\.rawValue), default: WatchStrategy.auto.rawValue)
     )
+
+    private static let frameRateDefaults = FrameRateMonitor.Configuration()
+
+    /// `--fps` and the two Matrix parameters worth tuning, for `run` and `demo` (see the README's "How it works").
+    static let frameRateOptions: [ArgumentDefinition] = [
+        ArgumentDefinition(
+            key: .fps, names: ["--fps"], valueName: nil,
+            abstract: "Also measure the frame rate: a 60 Hz tick on the main run loop; report each second's"
+                + " effective FPS and runs of dropped frames."),
+        ArgumentDefinition(
+            key: .fpsMaxFrame, names: ["--fps-max-frame"], valueName: "duration",
+            abstract: "With --fps (implied): frames longer than this drop time, from 17ms to 10s."
+                + " (default: \(DurationParser.format(.nanoseconds(Int64(frameRateDefaults.maxFrameInterval)))))"),
+        ArgumentDefinition(
+            key: .fpsPow, names: ["--fps-pow"], valueName: "number",
+            abstract: "With --fps (implied): how much more than linearly long frames weigh, from 1 to 10."
+                + " (default: \(frameRateDefaults.powFactor))"),
+    ]
 
     /// Budgets and CI plumbing for `run` and `demo` (see the README's "stallwatch in CI").
     static let ciOptions: [ArgumentDefinition] = [

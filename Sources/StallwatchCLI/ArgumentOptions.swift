@@ -37,6 +37,10 @@ public struct WatchOptions: Equatable, Sendable {
     public static let countRange: ClosedRange<Int> = 1...100
     /// The accepted range of `--max-samples`.
     public static let maxSamplesRange: ClosedRange<Int> = 1...1000
+    /// The accepted range of `--fps-max-frame`: above one 60 Hz frame, and short of absurd.
+    public static let fpsMaxFrameRange: ClosedRange<Duration> = .milliseconds(17) ... .seconds(10)
+    /// The accepted range of `--fps-pow`.
+    public static let fpsPowRange: ClosedRange<Double> = 1...10
     /// The `--output` value that means standard output.
     public static let standardOutputPath = "-"
 
@@ -54,6 +58,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var color: ColorChoice
     /// How the agent watches (`--strategy`).
     public var strategy: WatchStrategy = .auto
+    /// `--fps` (and `--fps-max-frame`, `--fps-pow`): the frame tick's settings; nil without `--fps`.
+    public var frameRate: FrameRateMonitor.Configuration?
     /// `--fail-on-stall`, `--max-stall`, `--max-stalls`, `--max-total`.
     public var budget = StallBudget()
     /// `--timeout`: how long the workload may run.

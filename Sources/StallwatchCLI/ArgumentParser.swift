@@ -1,5 +1,6 @@
 // Turns stallwatch's command-line arguments into an `Invocation`, following swift-argument-parser's
 // conventions and wording. Pure: it never prints and never exits.
+import StallwatchCore
 
 /// The command-line parser.
 ///
@@ -315,6 +316,29 @@ public enum ArgumentParser {
                     throw invalid(": expected a whole number, 0 or more")
                 }
                 parsed.watch.budget.maxStalls = count
+            case .fps:
+                parsed.watch.frameRate = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
+            case .fpsMaxFrame:
+                let range = WatchOptions.fpsMaxFrameRange
+                switch DurationParser.parse(value) {
+                case .failure(let failure): throw invalid(": \(failure)")
+                case .success(let duration) where !range.contains(duration):
+                    throw invalid(
+                        ": expected from \(DurationParser.format(range.lowerBound)) to"
+                            + " \(DurationParser.format(range.upperBound))")
+                case .success(let duration):
+                    var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
+                    configuration.maxFrameInterval = WatchOptions.nanoseconds(duration)
+                    parsed.watch.frameRate = configuration
+                }
+            case .fpsPow:
+                let range = WatchOptions.fpsPowRange
+                guard let pow = Double(value), range.contains(pow) else {
+                    throw invalid(": expected a number from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
+                }
+                var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
+                configuration.powFactor = pow
+                parsed.watch.frameRate = configuration
             case .junit, .baseline:
                 guard !value.isEmpty else { throw invalid(": expected a file name") }
                 if definition.key == .junit { parsed.watch.junit = value } else { parsed.watch.baseline = value }

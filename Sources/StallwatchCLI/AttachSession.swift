@@ -28,10 +28,14 @@ protocol StallReportWriter: AnyObject {
     func write(_ stall: StallReport)
     /// The record written when a stall is detected (see ``Reporter/renderDetected(_:)``).
     func writeDetected(_ stall: StallReport)
+    /// A `--fps` reading or run of dropped frames.
+    func write(_ frames: FrameRateReport)
 }
 
 extension StallReportWriter {
     func writeDetected(_ stall: StallReport) {}
+    /// `attach` has no `--fps`: nothing to write.
+    func write(_ frames: FrameRateReport) {}
 }
 
 extension ReportOutput: StallReportWriter {}

@@ -36,6 +36,13 @@ final class Collector {
     private var interrupted = false
     /// The run loop's busy periods, per watched process (the agent's cumulative counts).
     private var busyPeriods: [Int32: LatencyHistogram] = [:]
+    /// `--fps`: every second's effective frame rate, in the order the readings arrived (all processes).
+    private var frameRates: [Double] = []
+    /// Names of processes that sent frame rates: read once, not once a second.
+    private var frameRateProcessNames: [Int32: String] = [:]
+
+    /// The run's frame-rate series for the summary; nil without `--fps`.
+    var framesPerSecond: [Double]? { options.frameRate == nil ? nil : frameRates }
 
     /// Every watched process's busy periods together; nil if no agent sent any.
     var busyPeriodHistogram: LatencyHistogram? {
@@ -186,6 +193,14 @@ final class Collector {
         case .busyPeriods(let pid, let buckets):
             // Each message holds the agent's counts so far: keep the latest per process.
             busyPeriods[pid] = LatencyHistogram(sparse: buckets)
+        case .frameRate(let pid, let start, let end, let frames, let dropped):
+            let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
+            frameRates.append(reading.framesPerSecond)
+            writeFrameRate(pid: pid, event: .reading(reading))
+        case .frameDrops(let pid, let begin, let end, let total, let dropped):
+            writeFrameRate(
+                pid: pid,
+                event: .drops(FrameRateMonitor.DropRecord(begin: begin, end: end, total: total, dropped: dropped)))
         case .loaded(let pid, _):
             loadedPids.insert(pid)
         case .refused(let pid, let reason):
@@ -223,6 +238,12 @@ final class Collector {
             }
             pending[stall.key] = stall
         }
+    }
+
+    private func writeFrameRate(pid: Int32, event: FrameRateMonitor.Event) {
+        let name = frameRateProcessNames[pid] ?? Self.processName(pid)
+        frameRateProcessNames[pid] = name
+        output.write(FrameRateReport(pid: pid, processName: name, event: event))
     }
 
     /// A stall between its detection and its end: the report so far and what its samples need.

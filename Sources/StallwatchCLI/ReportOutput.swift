@@ -37,6 +37,7 @@ final class ReportOutput {
     func write(_ stall: StallReport) { write(reporter.render(stall)) }
     func writeDetected(_ stall: StallReport) { write(reporter.renderDetected(stall)) }
     func write(_ summary: RunSummary) { write(reporter.render(summary)) }
+    func write(_ frames: FrameRateReport) { write(reporter.render(frames)) }
 
     private func write(_ text: String) {
         guard !failed, !text.isEmpty else { return }

@@ -90,6 +90,7 @@ final class RunSession {
         summary.timedOut = collector.timedOut
         summary.busyPeriods = busyPeriods
         summary.thresholdNanoseconds = options.thresholdNanoseconds
+        summary.framesPerSecond = collector.framesPerSecond
         output.write(summary)
         // Warnings also go to stderr unless the summary above already showed them there.
         if !(options.format == .text && output.isStandardOutput) {

@@ -75,6 +75,11 @@ enum WorkloadLauncher {
         environment[AgentEnvironment.strategy] = options.strategy.rawValue
         environment[AgentEnvironment.collectorPid] = String(getpid())
         if let runtime { environment[AgentEnvironment.swiftRuntime] = runtime }
+        // Without --fps, no frame tick, even if stallwatch's own environment had these set.
+        for name in [AgentEnvironment.fps, AgentEnvironment.fpsMaxFrameNanoseconds, AgentEnvironment.fpsPowFactor] {
+            environment[name] = nil
+        }
+        environment.merge(options.frameRate?.environment ?? [:]) { _, new in new }
         return environment
     }
 }

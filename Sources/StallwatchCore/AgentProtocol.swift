@@ -22,6 +22,10 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
     case inProcessSample(
         pid: Int32, identifier: Int, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?)
+    /// `--fps`: one second's frame-rate reading (a ``FrameRateMonitor/Reading``), about once a second.
+    case frameRate(pid: Int32, start: UInt64, end: UInt64, frames: Int, droppedNanoseconds: UInt64)
+    /// `--fps`: a run of slow frames worth reporting (a ``FrameRateMonitor/DropRecord``).
+    case frameDrops(pid: Int32, begin: UInt64, end: UInt64, totalNanoseconds: UInt64, droppedNanoseconds: UInt64)
 }
 
 /// What the collector answers after a `stallBegan`.
@@ -64,6 +68,12 @@ public enum AgentEnvironment {
     public static let collectorPid = "STALLWATCH_COLLECTOR_PID"
     /// Real path of the Swift runtime (`libswiftCore.so`) the agent was built against.
     public static let swiftRuntime = "STALLWATCH_SWIFT_RUNTIME"
+    /// `--fps`: `1` to run the 60 Hz frame tick and report frame rates.
+    public static let fps = "STALLWATCH_FPS"
+    /// `--fps-max-frame` in nanoseconds: frames longer than this drop time.
+    public static let fpsMaxFrameNanoseconds = "STALLWATCH_FPS_MAX_FRAME_NS"
+    /// `--fps-pow`: how much more than linearly long frames weigh.
+    public static let fpsPowFactor = "STALLWATCH_FPS_POW"
 }
 
 /// The project's version, shared by the CLI and the agent so a mismatch can be named.

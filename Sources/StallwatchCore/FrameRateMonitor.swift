@@ -35,6 +35,13 @@ public struct FrameRateMonitor: Sendable {
         /// Weighted dropped time in the second, nanoseconds.
         public var dropped: UInt64
 
+        public init(start: UInt64, end: UInt64, frames: Int, dropped: UInt64) {
+            self.start = start
+            self.end = end
+            self.frames = frames
+            self.dropped = dropped
+        }
+
         public var framesPerSecond: Double {
             end > start ? Double(frames) / (Double(end - start) / 1e9) : 0
         }
@@ -48,6 +55,13 @@ public struct FrameRateMonitor: Sendable {
         public var total: UInt64
         /// Weighted dropped time.
         public var dropped: UInt64
+
+        public init(begin: UInt64, end: UInt64, total: UInt64, dropped: UInt64) {
+            self.begin = begin
+            self.end = end
+            self.total = total
+            self.dropped = dropped
+        }
     }
 
     public enum Event: Equatable, Sendable {

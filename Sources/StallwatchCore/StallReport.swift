@@ -92,6 +92,8 @@ public struct RunSummary: Equatable, Sendable {
     public var busyPeriods: LatencyHistogram?
     /// `--threshold`, to count the busy periods that reached it.
     public var thresholdNanoseconds: UInt64?
+    /// `--fps`: each second's effective frame rate, in order; nil when `--fps` was not given.
+    public var framesPerSecond: [Double]?
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(

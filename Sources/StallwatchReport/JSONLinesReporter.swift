@@ -145,7 +145,7 @@ public struct JSONLinesReporter: Reporter {
         let share =
             summary.runNanoseconds > 0
             ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) : 0
-        return .object([
+        var pairs: [(String, JSONValue)] = [
             ("event", .string("summary")),
             ("schemaVersion", .int(Int64(Self.schemaVersion))),
             ("stalls", .int(Int64(summary.stallCount))),
@@ -185,6 +185,9 @@ public struct JSONLinesReporter: Reporter {
                     ])
                 } ?? .null
             ),
-        ])
+        ]
+        // Only with --fps, so summaries without it stay as they were.
+        if let rates = summary.framesPerSecond { pairs.append(("fps", .array(rates.map(JSONValue.framesPerSecond)))) }
+        return .object(pairs)
     }
 }

@@ -14,10 +14,14 @@ public protocol Reporter: Sendable {
     /// A short record written the moment a stall is detected, so that a report file has every stall even
     /// if stallwatch is killed before the stall ends. Empty for formats without one.
     mutating func renderDetected(_ stall: StallReport) -> String
+    /// A `--fps` record: a second's frame rate or a run of dropped frames. Empty for formats (or events)
+    /// without one; the text format shows the readings only as the summary's series.
+    mutating func render(_ frames: FrameRateReport) -> String
 }
 
 extension Reporter {
     public mutating func renderDetected(_ stall: StallReport) -> String { "" }
+    public mutating func render(_ frames: FrameRateReport) -> String { "" }
 }
 
 /// Converts `CLOCK_MONOTONIC` times into wall-clock timestamps for people.

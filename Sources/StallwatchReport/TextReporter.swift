@@ -171,6 +171,7 @@ public struct TextReporter: Reporter {
             }
             lines.append(line)
         }
+        if let series = frameRateSeries(summary) { lines.append(series) }
         if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }
         if let verdict = summary.budget {
             if verdict.isBroken {
