@@ -17,7 +17,8 @@ enum BenchCommand {
     }
 
     static let helpText = """
-        OVERVIEW: stallwatch's benchmarks: watching overhead, detection, capture and memory.
+        OVERVIEW: stallwatch's benchmarks: watching overhead, detection, capture, stallwatch stack against
+        eu-stack and gdb, and memory.
 
         USAGE: stallwatch-bench drive [--rounds N] [--seconds S] [SECTION ...]
                stallwatch-bench WORKLOAD [--seconds S] [--classic | --empty-observers]
@@ -28,14 +29,15 @@ enum BenchCommand {
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, detection, capture, memory; the default is all of them.
+                        overhead, detection, capture, stack, memory; the default is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
                         The same, run by RunLoop.run(until:): every iteration also enters and exits the loop.
           realistic     Count the callbacks of two 1 kHz timers and the blocks a background thread posts to the
                         main queue at 2 kHz, each doing about 15 µs of work.
-          gap-target    Spin in a timer callout for S seconds, then print every gap in its own clock.
+          gap-target    Spin in a timer callout for S seconds (SIGUSR1 ends it early), then print every gap
+                        in its own clock.
 
         OPTIONS:
           --rounds N    Alternating rounds of bare, watched, empty-observer and classic runs (default: 5).
@@ -115,7 +117,7 @@ struct WorkloadOptions {
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
-        case overhead, detection, capture, memory
+        case overhead, detection, capture, stack, memory
     }
 
     var rounds = 5

@@ -87,6 +87,25 @@ final class ChildProcess {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
+    /// Waits for the child to exit and notes when, for timing it: a blocking `waitid`, not the 2 ms polls of
+    /// ``wait(timeout:)``. A watchdog kills the child if it outlives `timeout`.
+    ///
+    /// - Returns: Its exit status (128 + the signal that killed it) and the `CLOCK_MONOTONIC` instant it exited.
+    func waitForExit(timeout: Double) throws(BenchError) -> (status: Int32, exitedAt: UInt64) {
+        let watchdog = Watchdog(pid: pid)
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { watchdog.fire() }
+        // WNOWAIT leaves the child a zombie, so its pid cannot be reused before the watchdog is disarmed.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 {
+            guard errno == EINTR else { throw BenchError("waitid: \(String(cString: strerror(errno)))") }
+        }
+        let exitedAt = MonotonicClock.now()
+        let killed = watchdog.disarm()
+        let status = try wait(timeout: 5)
+        if killed { throw BenchError("\(arguments.joined(separator: " ")) did not finish within \(timeout) s") }
+        return (status, exitedAt)
+    }
+
     /// A pipe whose ends close on exec (the driver spawns from one thread, so setting the flag after `pipe`
     /// cannot race with another spawn; Swift's Glibc module lacks `pipe2`).
     private static func makePipe() throws(BenchError) -> (read: Int32, write: Int32) {
@@ -122,5 +141,29 @@ private final class StreamCollector: Sendable {
     /// Waits for end of file: every process holding the pipe's write end has closed it.
     func waitForEnd(timeout: Double) {
         if ended.wait(timeout: .now() + timeout) == .success { ended.signal() }
+    }
+}
+
+/// Kills a child that outlives its time, unless disarmed first.
+private final class Watchdog: Sendable {
+    private let pid: pid_t
+    private let state = Mutex<(armed: Bool, fired: Bool)>((armed: true, fired: false))
+
+    init(pid: pid_t) { self.pid = pid }
+
+    func fire() {
+        state.withLock { state in
+            guard state.armed else { return }
+            kill(pid, SIGKILL)
+            state.fired = true
+        }
+    }
+
+    /// Stops the watchdog; returns whether it had already killed the child.
+    func disarm() -> Bool {
+        state.withLock { state in
+            state.armed = false
+            return state.fired
+        }
     }
 }

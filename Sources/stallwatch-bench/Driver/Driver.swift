@@ -16,18 +16,13 @@ struct Driver {
                     try OverheadBenchmark(products: products, rounds: options.rounds, seconds: options.seconds).run()
                 case .detection: try DetectionBenchmark(products: products).run()
                 case .capture: try CaptureBenchmark(products: products).run()
+                case .stack: try StackComparison(products: products).run()
                 case .memory: try MemoryBenchmark(products: products).run()
                 }
             for table in report.tables { BenchOutput.line(table.rendered + "\n") }
             if !report.lines.isEmpty { BenchOutput.line(report.lines.joined(separator: "\n") + "\n") }
             targets += report.targets
         }
-        // HOOK (issue 7, item 4): `stallwatch stack PID` vs `eu-stack -1 -p PID` vs `gdb -p PID -batch -ex bt`.
-        // Add a `PeerStackBenchmark` section here once `stallwatch stack` exists: run each tool against the gap
-        // target (`stallwatch-bench gap-target`, see CaptureBenchmark.sampleGapTarget), which measures from
-        // inside how long each tool stopped it, time each tool's wall clock, and note what each shows (demangled
-        // names? file:line?). Scripts/bench installs the peers (elfutils, gdb) at its matching hook.
-
         var summary = ResultTable("Targets", header: ["measure", "measured", "target", "result"])
         for target in targets {
             summary.add([target.name, target.measured, target.target, target.verdict])

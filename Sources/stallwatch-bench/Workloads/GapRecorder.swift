@@ -3,8 +3,11 @@
 // A tracer's own clock says how long it held the thread; the thread's clock says how long it could not run,
 // which also counts the time to be scheduled again after the tracer let go. The main thread spins in a timer
 // callout (so its stack has the run-loop frames a real stall has) and notes every jump in CLOCK_MONOTONIC
-// longer than `threshold`: while it is stopped, its clock readings stop too.
+// longer than `threshold`: while it is stopped, its clock readings stop too. SIGUSR1 ends the spin early, so a
+// driver that cannot know how long its measurements take can start it long and stop it when done.
+import CoreFoundation
 import Foundation
+import Synchronization
 
 enum GapRecorder {
     /// Shorter jumps are the spin loop's own variation, not a stop.
@@ -12,6 +15,10 @@ enum GapRecorder {
     static let capacity = 262_144
     static let readyLine = "stallwatch-bench: spinning"
     private static let gapPrefix = "stallwatch-bench: gap "
+    /// Ends the spin before its time is up; the gaps are printed as usual.
+    static let stopSignal = SIGUSR1
+    /// Set by the ``stopSignal`` handler (a lock-free store, safe in a signal handler), read by the spin.
+    private static let stopRequested = Atomic<Bool>(false)
 
     /// A jump in the main thread's clock: the last reading before it and its length.
     struct Gap {
@@ -21,26 +28,35 @@ enum GapRecorder {
         var line: String { "\(GapRecorder.gapPrefix)start_ns=\(start) length_ns=\(length)" }
     }
 
-    /// Spins in a timer callout for `seconds`, printing ``readyLine`` as it starts; then prints the gaps.
+    /// Spins in a timer callout for `seconds` (or until ``stopSignal``), printing ``readyLine`` as it starts;
+    /// then prints the gaps.
     static func run(seconds: Double) {
         let recording = Recording()
         defer { recording.gaps.deallocate() }
+        _ = stopRequested.load(ordering: .relaxed)  // initialized before the handler can run
+        signal(stopSignal) { _ in GapRecorder.stopRequested.store(true, ordering: .relaxed) }
         let timer = Timer(fire: Date(timeIntervalSinceNow: 0.05), interval: 0, repeats: false) { _ in
             FileHandle.standardOutput.write(Data((readyLine + "\n").utf8))
             recording.count = spin(until: MonotonicClock.now() + UInt64(seconds * 1e9), into: recording.gaps)
+            recording.finished = true
+            CFRunLoopStop(CFRunLoopGetCurrent())
         }
         RunLoop.main.add(timer, forMode: .common)
-        RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds + 0.2))
+        let end = Date(timeIntervalSinceNow: seconds + 0.2)
+        while !recording.finished, end.timeIntervalSinceNow > 0 {
+            _ = RunLoop.main.run(mode: .default, before: end)
+        }
         let report = recording.gaps.prefix(recording.count).map(\.line).joined(separator: "\n")
         FileHandle.standardOutput.write(Data((report + "\n").utf8))
     }
 
-    /// Reads the clock in a tight loop until `deadline`, noting each jump; returns how many it noted.
+    /// Reads the clock in a tight loop until `deadline` or a stop request, noting each jump; returns how many
+    /// it noted.
     @inline(never)
     private static func spin(until deadline: UInt64, into gaps: UnsafeMutableBufferPointer<Gap>) -> Int {
         var count = 0
         var previous = MonotonicClock.now()
-        while previous < deadline {
+        while previous < deadline, !stopRequested.load(ordering: .relaxed) {
             let now = MonotonicClock.now()
             if now - previous > threshold, count < gaps.count {
                 gaps[count] = Gap(start: previous, length: now - previous)
@@ -67,5 +83,6 @@ enum GapRecorder {
         // @unchecked: only the main thread touches it, in the timer callout and after the loop returns.
         let gaps = UnsafeMutableBufferPointer<Gap>.allocate(capacity: GapRecorder.capacity)
         var count = 0
+        var finished = false
     }
 }
