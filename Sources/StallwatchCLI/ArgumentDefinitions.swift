@@ -8,7 +8,7 @@ struct ArgumentDefinition: Sendable {
     enum Key: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
-        case fps, fpsMaxFrame, fpsPow
+        case fps, fpsMaxFrame, fpsPow, fpsDump
     }
 
     let key: Key
@@ -135,7 +135,7 @@ enum ArgumentDefinitions {
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()
 
-    /// `--fps` and the two Matrix parameters worth tuning, for `run` and `demo` (see the README's "How it works").
+    /// `--fps` and the three Matrix parameters worth tuning, for `run` and `demo` (see the README's "How it works").
     static let frameRateOptions: [ArgumentDefinition] = [
         ArgumentDefinition(
             key: .fps, names: ["--fps"], valueName: nil,
@@ -149,6 +149,11 @@ enum ArgumentDefinitions {
             key: .fpsPow, names: ["--fps-pow"], valueName: "number",
             abstract: "With --fps (implied): how much more than linearly long frames weigh, from 1 to 10."
                 + " (default: \(frameRateDefaults.powFactor))"),
+        ArgumentDefinition(
+            key: .fpsDump, names: ["--fps-dump"], valueName: "duration",
+            abstract: "With --fps (implied): report a run of slow frames once they add up to this, when"
+                + " the frames turn smooth again, or at once past 8 times this, from 50ms to 10s."
+                + " (default: \(DurationParser.format(.nanoseconds(Int64(frameRateDefaults.maxDumpTimestamp)))))"),
     ]
 
     /// Budgets and CI plumbing for `run` and `demo` (see the README's "stallwatch in CI").

@@ -39,6 +39,8 @@ public struct WatchOptions: Equatable, Sendable {
     public static let maxSamplesRange: ClosedRange<Int> = 1...1000
     /// The accepted range of `--fps-max-frame`: above one 60 Hz frame, and short of absurd.
     public static let fpsMaxFrameRange: ClosedRange<Duration> = .milliseconds(17) ... .seconds(10)
+    /// The accepted range of `--fps-dump`.
+    public static let fpsDumpRange: ClosedRange<Duration> = .milliseconds(50) ... .seconds(10)
     /// The accepted range of `--fps-pow`.
     public static let fpsPowRange: ClosedRange<Double> = 1...10
     /// The `--output` value that means standard output.

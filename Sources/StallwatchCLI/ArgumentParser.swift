@@ -339,6 +339,19 @@ public enum ArgumentParser {
                 var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
                 configuration.powFactor = pow
                 parsed.watch.frameRate = configuration
+            case .fpsDump:
+                let range = WatchOptions.fpsDumpRange
+                switch DurationParser.parse(value) {
+                case .failure(let failure): throw invalid(": \(failure)")
+                case .success(let duration) where !range.contains(duration):
+                    throw invalid(
+                        ": expected from \(DurationParser.format(range.lowerBound)) to"
+                            + " \(DurationParser.format(range.upperBound))")
+                case .success(let duration):
+                    var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
+                    configuration.dumpThreshold = WatchOptions.nanoseconds(duration)
+                    parsed.watch.frameRate = configuration
+                }
             case .junit, .baseline:
                 guard !value.isEmpty else { throw invalid(": expected a file name") }
                 if definition.key == .junit { parsed.watch.junit = value } else { parsed.watch.baseline = value }

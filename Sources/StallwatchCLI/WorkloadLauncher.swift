@@ -76,7 +76,10 @@ enum WorkloadLauncher {
         environment[AgentEnvironment.collectorPid] = String(getpid())
         if let runtime { environment[AgentEnvironment.swiftRuntime] = runtime }
         // Without --fps, no frame tick, even if stallwatch's own environment had these set.
-        for name in [AgentEnvironment.fps, AgentEnvironment.fpsMaxFrameNanoseconds, AgentEnvironment.fpsPowFactor] {
+        for name in [
+            AgentEnvironment.fps, AgentEnvironment.fpsMaxFrameNanoseconds, AgentEnvironment.fpsPowFactor,
+            AgentEnvironment.fpsDumpNanoseconds,
+        ] {
             environment[name] = nil
         }
         environment.merge(options.frameRate?.environment ?? [:]) { _, new in new }

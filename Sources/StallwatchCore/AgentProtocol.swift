@@ -74,6 +74,8 @@ public enum AgentEnvironment {
     public static let fpsMaxFrameNanoseconds = "STALLWATCH_FPS_MAX_FRAME_NS"
     /// `--fps-pow`: how much more than linearly long frames weigh.
     public static let fpsPowFactor = "STALLWATCH_FPS_POW"
+    /// `--fps-dump` in nanoseconds (``FrameRateMonitor/Configuration/dumpThreshold``).
+    public static let fpsDumpNanoseconds = "STALLWATCH_FPS_DUMP_NS"
 }
 
 /// The project's version, shared by the CLI and the agent so a mismatch can be named.

@@ -19,12 +19,25 @@ public struct FrameRateMonitor: Sendable {
         public var maxFrameInterval: UInt64 = 50_000_000
         /// How much more than linearly long frames weigh.
         public var powFactor: Double = 1.5
-        public var dumpInterval: UInt64 = 200_000_000
-        public var dumpMaxCount: Int = 10
+        /// A run of slow frames past `dumpInterval × dumpMaxCount` (2 s) is reported without waiting for it to
+        /// end (Matrix's two parameters; ``dumpThreshold`` sets them together).
+        public var dumpInterval: UInt64 = 250_000_000
+        public var dumpMaxCount: Int = 8
         /// A record at least this long is emitted when the frames turn smooth again.
         public var maxDumpTimestamp: UInt64 = 250_000_000
 
         public init() {}
+
+        /// `--fps-dump`: one setting for Matrix's two dump limits. A run of slow frames is reported when it
+        /// ends if it reached this, and at once past 8 times this (the defaults: 250 ms, and 2 s).
+        public var dumpThreshold: UInt64 {
+            get { maxDumpTimestamp }
+            set {
+                maxDumpTimestamp = newValue
+                dumpInterval = newValue
+                dumpMaxCount = 8
+            }
+        }
     }
 
     /// One second's reading.

@@ -30,6 +30,9 @@ extension FrameRateMonitor.Configuration {
         if let pow = environment[AgentEnvironment.fpsPowFactor].flatMap(Double.init), pow.isFinite, pow >= 1 {
             powFactor = pow
         }
+        if let dump = environment[AgentEnvironment.fpsDumpNanoseconds].flatMap(UInt64.init), dump > 0 {
+            dumpThreshold = dump
+        }
     }
 
     /// The environment variables that carry these settings to the agent.
@@ -38,6 +41,7 @@ extension FrameRateMonitor.Configuration {
             AgentEnvironment.fps: "1",
             AgentEnvironment.fpsMaxFrameNanoseconds: String(maxFrameInterval),
             AgentEnvironment.fpsPowFactor: String(powFactor),
+            AgentEnvironment.fpsDumpNanoseconds: String(maxDumpTimestamp),
         ]
     }
 }

@@ -66,3 +66,28 @@ import Testing
         #expect(events.contains { if case .drops(let record) = $0 { record.total == 2_500_000_000 } else { false } })
     }
 }
+
+@Suite struct FrameRateDumpThresholdTests {
+    @Test func oneSettingMovesBothDumpLimits() {
+        var configuration = FrameRateMonitor.Configuration()
+        configuration.dumpThreshold = 100_000_000
+        var monitor = FrameRateMonitor(configuration: configuration)
+        _ = monitor.tick(at: 0)
+        // A 120 ms slow run, then a smooth frame: over 100 ms, so reported (the default 250 ms would not).
+        _ = monitor.tick(at: 120_000_000)
+        let ended = monitor.tick(at: 136_000_000)
+        #expect(ended.contains { if case .drops = $0 { true } else { false } })
+        // 900 ms of slow frames passes 8 × 100 ms: reported at once, without waiting for a smooth frame.
+        let frozen = monitor.tick(at: 1_036_000_000)
+        #expect(frozen.contains { if case .drops = $0 { true } else { false } })
+    }
+
+    @Test func theSettingTravelsThroughTheEnvironment() {
+        var configuration = FrameRateMonitor.Configuration()
+        configuration.dumpThreshold = 400_000_000
+        let received = FrameRateMonitor.Configuration(environment: configuration.environment)
+        #expect(received?.maxDumpTimestamp == 400_000_000)
+        #expect(received?.dumpInterval == 400_000_000)
+        #expect(received?.dumpMaxCount == 8)
+    }
+}
