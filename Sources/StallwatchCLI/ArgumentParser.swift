@@ -318,46 +318,45 @@ public enum ArgumentParser {
                 parsed.watch.budget.maxStalls = count
             case .fps:
                 parsed.watch.frameRate = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
-            case .fpsMaxFrame:
-                let range = WatchOptions.fpsMaxFrameRange
-                switch DurationParser.parse(value) {
-                case .failure(let failure): throw invalid(": \(failure)")
-                case .success(let duration) where !range.contains(duration):
-                    throw invalid(
-                        ": expected from \(DurationParser.format(range.lowerBound)) to"
-                            + " \(DurationParser.format(range.upperBound))")
-                case .success(let duration):
-                    var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
-                    configuration.maxFrameInterval = WatchOptions.nanoseconds(duration)
-                    parsed.watch.frameRate = configuration
-                }
-            case .fpsPow:
-                let range = WatchOptions.fpsPowRange
-                guard let pow = Double(value), range.contains(pow) else {
-                    throw invalid(": expected a number from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
-                }
+            case .fpsMaxFrame, .fpsPow, .fpsDump:
                 var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
-                configuration.powFactor = pow
-                parsed.watch.frameRate = configuration
-            case .fpsDump:
-                let range = WatchOptions.fpsDumpRange
-                switch DurationParser.parse(value) {
-                case .failure(let failure): throw invalid(": \(failure)")
-                case .success(let duration) where !range.contains(duration):
-                    throw invalid(
-                        ": expected from \(DurationParser.format(range.lowerBound)) to"
-                            + " \(DurationParser.format(range.upperBound))")
-                case .success(let duration):
-                    var configuration = parsed.watch.frameRate ?? FrameRateMonitor.Configuration()
+                switch definition.key {
+                case .fpsMaxFrame:
+                    let duration = try bounded(value, within: WatchOptions.fpsMaxFrameRange, invalid: invalid)
+                    configuration.maxFrameInterval = WatchOptions.nanoseconds(duration)
+                case .fpsDump:
+                    let duration = try bounded(value, within: WatchOptions.fpsDumpRange, invalid: invalid)
                     configuration.dumpThreshold = WatchOptions.nanoseconds(duration)
-                    parsed.watch.frameRate = configuration
+                default:
+                    let range = WatchOptions.fpsPowRange
+                    guard let pow = Double(value), range.contains(pow) else {
+                        throw invalid(
+                            ": expected a number from \(Int(range.lowerBound)) to \(Int(range.upperBound))")
+                    }
+                    configuration.powFactor = pow
                 }
+                // Any of the three implies --fps.
+                parsed.watch.frameRate = configuration
             case .junit, .baseline:
                 guard !value.isEmpty else { throw invalid(": expected a file name") }
                 if definition.key == .junit { parsed.watch.junit = value } else { parsed.watch.baseline = value }
             case .help, .version:
                 break
             }
+        }
+    }
+
+    /// A duration option's value, checked against its accepted range.
+    private static func bounded(
+        _ value: String, within range: ClosedRange<Duration>, invalid: (String) -> UsageError
+    ) throws(UsageError) -> Duration {
+        switch DurationParser.parse(value) {
+        case .failure(let failure): throw invalid(": \(failure)")
+        case .success(let duration) where !range.contains(duration):
+            throw invalid(
+                ": expected from \(DurationParser.format(range.lowerBound)) to \(DurationParser.format(range.upperBound))"
+            )
+        case .success(let duration): return duration
         }
     }
 
