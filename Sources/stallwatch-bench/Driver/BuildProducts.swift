@@ -29,3 +29,26 @@ struct BenchError: Error, CustomStringConvertible {
 
     init(_ description: String) { self.description = description }
 }
+
+extension BuildProducts {
+    /// Starts `stallwatch-demo --scenario cpu` with one stall of `seconds`, waits until that stall is under
+    /// way, runs `body` against it, and kills it.
+    ///
+    /// The capture and stack sections both need a main thread held in a known function (`ChecksumEngine
+    /// .crunchChecksums`) for as long as they measure.
+    func withStalledDemo<Result>(
+        lasting seconds: Int, _ body: (ChildProcess) throws(BenchError) -> Result
+    ) throws(BenchError) -> Result {
+        let demo = try ChildProcess([
+            demo, "--scenario", "cpu", "--duration", "\(seconds)s", "--period", "\(seconds + 1)s", "--stalls", "1",
+        ])
+        defer {
+            demo.send(SIGKILL)
+            _ = try? demo.wait(timeout: 10)
+        }
+        _ = try demo.waitForLine(fromStandardError: true, timeout: 10) { $0.hasPrefix("stallwatch-demo: scenario=") }
+        // The stall begins 300 ms after the banner (the demo's lead-in).
+        MonotonicClock.sleep(seconds: 0.5)
+        return try body(demo)
+    }
+}

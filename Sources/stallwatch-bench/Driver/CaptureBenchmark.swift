@@ -77,17 +77,11 @@ struct CaptureBenchmark {
 
     /// Starts a demo whose one stall lasts far longer than the sampling, and samples it as the collector would.
     private func sampleDemo() throws(BenchError) -> [Timing] {
-        let demo = try ChildProcess([
-            products.demo, "--scenario", "cpu", "--duration", "10s", "--period", "11s", "--stalls", "1",
-        ])
-        defer {
-            demo.send(SIGKILL)
-            _ = try? demo.wait(timeout: 10)
-        }
-        _ = try demo.waitForLine(fromStandardError: true, timeout: 10) { $0.hasPrefix("stallwatch-demo: scenario=") }
-        // The stall begins 300 ms after the banner (the demo's lead-in).
-        MonotonicClock.sleep(seconds: 0.5)
+        try products.withStalledDemo(lasting: 10) { demo throws(BenchError) in try sample(demo) }
+    }
 
+    /// Captures, maps and names the stalled demo's main thread ``demoSamples`` times.
+    private func sample(_ demo: ChildProcess) throws(BenchError) -> [Timing] {
         let sampler = RemoteStackSampler()
         let symbolicator = Symbolicator()
         var timings: [Timing] = []

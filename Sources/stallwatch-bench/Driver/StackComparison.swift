@@ -111,16 +111,15 @@ struct StackComparison {
     /// Runs the tools against a demo stalled in `ChecksumEngine.crunchChecksums` and reads what the first run
     /// of each shows.
     private func measureOnDemo(_ measured: inout [Measured]) throws(BenchError) {
-        let demo = try ChildProcess([
-            products.demo, "--scenario", "cpu", "--duration", "30s", "--period", "31s", "--stalls", "1",
-        ])
-        defer {
-            demo.send(SIGKILL)
-            _ = try? demo.wait(timeout: 10)
+        measured = try products.withStalledDemo(lasting: 30) { demo throws(BenchError) in
+            var results = measured
+            try measure(on: demo, &results)
+            return results
         }
-        _ = try demo.waitForLine(fromStandardError: true, timeout: 10) { $0.hasPrefix("stallwatch-demo: scenario=") }
-        // The stall begins 300 ms after the banner (the demo's lead-in).
-        MonotonicClock.sleep(seconds: 0.5)
+    }
+
+    /// Runs each tool its number of times against the stalled demo.
+    private func measure(on demo: ChildProcess, _ measured: inout [Measured]) throws(BenchError) {
         for round in 0..<(measured.map(\.tool.demoRuns).max() ?? 0) {
             for index in measured.indices where round < measured[index].tool.demoRuns {
                 MonotonicClock.sleep(seconds: Self.pause)
