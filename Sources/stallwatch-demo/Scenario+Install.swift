@@ -29,12 +29,8 @@ extension Scenario {
                 WorkResults.keep(SettingsLoader.reloadSettings(taking: timeline.stallDuration))
             }
         case .mainQueue:
-            BackgroundTimeline.start(named: "gallery-loader", at: starts) { index in
-                DispatchQueue.main.async {
-                    measureStall(index, timeline) { stall in
-                        WorkResults.keep(PhotoGallery.refreshGallery(until: stall.deadline))
-                    }
-                }
+            addMainQueueStalls(timeline, postedBy: "gallery-loader") { stall in
+                WorkResults.keep(PhotoGallery.refreshGallery(until: stall.deadline))
             }
         case .source:
             let inbox = PendingStalls()
@@ -95,12 +91,8 @@ extension Scenario {
                 }
             }
         case .dispatchMain:
-            BackgroundTimeline.start(named: "sync-engine", at: starts) { index in
-                DispatchQueue.main.async {
-                    measureStall(index, timeline) { stall in
-                        WorkResults.keep(SyncEngine.applyRemoteChanges(until: stall.deadline))
-                    }
-                }
+            addMainQueueStalls(timeline, postedBy: "sync-engine") { stall in
+                WorkResults.keep(SyncEngine.applyRemoteChanges(until: stall.deadline))
             }
         case .hiccups:
             MainRunLoop.addTimer(firingAt: timeline.start(ofStall: 1), repeatingEvery: .milliseconds(250)) {
@@ -120,6 +112,17 @@ extension Scenario {
             MainRunLoop.addTimer(firingAt: timeline.start(ofStall: index)) {
                 measureStall(index, timeline, culprit)
             }
+        }
+    }
+
+    /// Has a background thread post one main-queue block per stall, each running `culprit` as a measured stall.
+    private func addMainQueueStalls(
+        _ timeline: StallTimeline, postedBy thread: String,
+        _ culprit: @escaping @Sendable (StallMeasurement) -> Void
+    ) {
+        let starts = timeline.stallIndices.map(timeline.start(ofStall:))
+        BackgroundTimeline.start(named: thread, at: starts) { index in
+            DispatchQueue.main.async { measureStall(index, timeline, culprit) }
         }
     }
 
