@@ -36,9 +36,10 @@ public final class Symbolicator: Sendable {
         while addresses.last == 0 { addresses.removeLast() }
         var resolved: [[Frame]?] = addresses.map { _ in nil }
         var missing: [Int] = []
+        let keys = addresses.enumerated().map { index, address in key(for: address, at: index, images: images) }
         cache.withLock { cache in
             for (index, address) in addresses.enumerated() {
-                if let key = key(for: address, at: index, images: images), let frames = cache[key] {
+                if let key = keys[index], let frames = cache[key] {
                     resolved[index] = frames.map { relocated($0, to: address) }
                 } else {
                     missing.append(index)
@@ -50,7 +51,7 @@ public final class Symbolicator: Sendable {
             cache.withLock { cache in
                 for (slot, index) in missing.enumerated() {
                     resolved[index] = fresh[slot]
-                    if let key = key(for: addresses[index], at: index, images: images) { cache[key] = fresh[slot] }
+                    if let key = keys[index] { cache[key] = fresh[slot] }
                 }
             }
         }
