@@ -30,6 +30,8 @@ let package = Package(
             name: "CStallwatchAgentSupport",
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the CLI only.
+        .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
         // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
         .target(name: "CStallwatchSystem"),
         .target(name: "StallwatchCore"),
@@ -47,6 +49,7 @@ let package = Package(
             name: "StallwatchCLI",
             dependencies: [
                 "StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "StallwatchReport", "CStallwatchSystem",
+                "CStallwatchElf",
             ]
         ),
         .executableTarget(name: "stallwatch", dependencies: ["StallwatchCLI"]),
@@ -54,14 +57,16 @@ let package = Package(
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
         .executableTarget(
             name: "stallwatch-bench",
-            dependencies: ["StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "CStallwatchSystem"]
+            dependencies: [
+                "StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "StallwatchCLI", "CStallwatchSystem",
+            ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
         .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),
         .testTarget(
             name: "StallwatchUnwindTests",
-            dependencies: ["StallwatchUnwind", "StallwatchSymbols", "CStallwatchAgentSupport"]
+            dependencies: ["StallwatchUnwind", "StallwatchSymbols", "StallwatchCLI", "CStallwatchAgentSupport"]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore"]),
     ]

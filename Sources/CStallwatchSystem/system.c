@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <link.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -54,4 +55,23 @@ unsigned long sw_vdso_size(void) {
 
 int sw_set_dumpable(int value) {
     return prctl(PR_SET_DUMPABLE, value, 0, 0, 0);
+}
+
+int sw_memory_file(const void *data, unsigned long length) {
+    int descriptor = memfd_create("stallwatch-input", MFD_CLOEXEC);
+    if (descriptor < 0) return -1;
+    const char *bytes = data;
+    for (unsigned long written = 0; written < length;) {
+        ssize_t result = write(descriptor, bytes + written, length - written);
+        if (result < 0) {
+            close(descriptor);
+            return -1;
+        }
+        written += (unsigned long)result;
+    }
+    if (lseek(descriptor, 0, SEEK_SET) != 0) {
+        close(descriptor);
+        return -1;
+    }
+    return descriptor;
 }

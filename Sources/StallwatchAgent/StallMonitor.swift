@@ -147,6 +147,7 @@ final class HandlerSink: StallSink {
     private let count: Int
     private let maxSamples: Int
     private let handler: @Sendable (StallReport) -> Void
+    // In-process: the toolchain's symbolicator only, never a helper process forked from the app.
     private let symbolicator = Symbolicator()
     private var pending: StallReport?
     private var images: ProcessImages?

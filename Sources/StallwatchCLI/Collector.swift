@@ -21,7 +21,7 @@ final class Collector {
     private let options: WatchOptions
     private let output: any StallReportWriter
     private let sampler = RemoteStackSampler()
-    private let symbolicator = Symbolicator()
+    private let symbolicator = CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
 
     private var pending: [StallKey: OpenStall] = [:]
     /// Each process's last image map, reused while it covers the stacks captured.

@@ -186,6 +186,15 @@ public enum HelpText {
         sections: [
             UsageLayout.section("ARGUMENTS", rows: [("<pid>", "The process whose stacks to print.")]),
             optionsSection(for: .stack),
+            UsageLayout.section(
+                "ENVIRONMENT",
+                rows: [
+                    (
+                        "STALLWATCH_SYMBOLIZER",
+                        "The llvm-symbolizer that reads debug info (default: the Swift toolchain's, then PATH); "
+                            + "'runtime' uses the toolchain's Runtime module alone. Also for run and attach."
+                    )
+                ]),
             examplesSection([
                 "stallwatch stack 4242",
                 "stallwatch stack --all-threads --format json 4242",

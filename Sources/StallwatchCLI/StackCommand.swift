@@ -39,8 +39,8 @@ enum StackCommand {
         }
     }
 
-    /// Stops, unwinds and releases each thread in turn, then reads the image map and names the frames, one image per
-    /// thread (``ParallelSymbolication``).
+    /// Stops, unwinds and releases each thread in turn, then reads the image map and names all the frames in one
+    /// batch.
     ///
     /// Nothing else runs while a thread is stopped: work on other threads of ours would compete with the target for
     /// the CPU it needs the moment it is released.
@@ -81,7 +81,8 @@ enum StackCommand {
         }
         // Read while the process lives; if it has exited meanwhile, the frames keep their addresses.
         let images = ProcessImages.capture(pid: pid)
-        let named = ParallelSymbolication.symbolicate(captured.map { $0.stack?.addresses ?? [] }, images: images)
+        let symbolicator = CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
+        let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
         let threads = zip(captured, named).map { thread, frames in
             ThreadStack(
                 tid: thread.tid, name: thread.name, state: thread.state, frames: frames,

@@ -1,17 +1,17 @@
 // Turns captured addresses into frames with images, demangled names and source locations.
 import CStallwatchSystem
-@_spi(Internal) import Runtime
 import StallwatchCore
 import Synchronization
 
-/// Names the frames of a captured stack, off the watched process.
+/// Names the frames of captured stacks, off the watched process.
 ///
-/// Uses the toolchain's own symbolicator (`Runtime.Backtrace.symbolicated`, SPI pinned to this toolchain):
-/// it reads ELF symbol tables and DWARF line tables, demangles Swift names and expands inlined frames.
+/// Kept symbolicators do the reading (``SymbolSource``), asked in turn, each naming what it is good at: the caller's
+/// (the CLI puts a symbol-table reader and `llvm-symbolizer` first), then the toolchain's `Runtime` module, which names
+/// everything it can. The vDSO, which has no file, is named from this process's identical vDSO.
 ///
 /// Results are cached per image and offset: the samples of one stall, and the stalls of one run, mostly
-/// share their frames, and only frames never seen before go to the toolchain's symbolicator. The first stack
-/// of a run costs milliseconds (reading the images' tables); later ones cost a dictionary lookup per frame.
+/// share their frames, and only frames never seen before go to the symbolicators. The first stack costs
+/// milliseconds (reading the images' tables); later ones cost a dictionary lookup per frame.
 public final class Symbolicator: Sendable {
     /// A frame's identity independent of where its image is loaded: the same key names the same code in
     /// another sample, another stall or another process of the same binary.
@@ -23,44 +23,88 @@ public final class Symbolicator: Sendable {
     }
 
     private let cache = Mutex<[Key: [Frame]]>([:])
+    private let sources: [any SymbolSource]
 
-    public init() {}
+    /// - Parameter sources: asked first, in order; the toolchain's `Runtime` module names what they leave.
+    public init(sources: [any SymbolSource] = []) {
+        self.sources = sources + [ToolchainSymbols()]
+    }
+
+    /// What names the frames, for diagnostics.
+    public var sourceNames: [String] { sources.map(\.name) }
 
     /// - Parameters:
     ///   - captured: frame 0 is the interrupted program counter, the rest are return addresses.
     ///   - images: the process's images, captured while it was alive.
     /// - Returns: one frame per address, plus one per inlined call at that address (marked `inlined`).
     public func symbolicate(_ captured: [UInt64], images: ProcessImages) -> [Frame] {
+        symbolicate(stacks: [captured], images: images)[0]
+    }
+
+    /// Several stacks at once (all threads of a process): each distinct frame is named once, in one batch.
+    public func symbolicate(stacks: [[UInt64]], images: ProcessImages) -> [[Frame]] {
         // Unwinders may end a walk with a zero return address (the outermost frame's): not a frame.
-        var addresses = captured
-        while addresses.last == 0 { addresses.removeLast() }
-        var resolved: [[Frame]?] = addresses.map { _ in nil }
-        var missing: [Int] = []
-        let keys = addresses.enumerated().map { index, address in key(for: address, at: index, images: images) }
+        let stacks = stacks.map { stack in
+            var addresses = stack
+            while addresses.last == 0 { addresses.removeLast() }
+            return addresses
+        }
+        var named: [SymbolLookup: [Frame]] = [:]
+        var missing: [SymbolLookup] = []
+        var pending: Set<SymbolLookup> = []
         cache.withLock { cache in
-            for (index, address) in addresses.enumerated() {
-                if let key = keys[index], let frames = cache[key] {
-                    resolved[index] = frames.map { relocated($0, to: address) }
-                } else {
-                    missing.append(index)
+            for stack in stacks {
+                for (index, address) in stack.enumerated() {
+                    guard let lookup = lookup(address, interrupted: index == 0, images: images),
+                        named[lookup] == nil, !pending.contains(lookup)
+                    else { continue }
+                    if lookup.image == "[vdso]" {
+                        named[lookup] = [vdsoFrame(lookup, images: images)]
+                    } else if let frames = cache[key(lookup)] {
+                        named[lookup] = frames.map { relocated($0, to: address) }
+                    } else {
+                        missing.append(lookup)
+                        pending.insert(lookup)
+                    }
                 }
             }
         }
         if !missing.isEmpty {
-            let fresh = lookUp(missing.map { (addresses[$0], $0 == 0) }, images: images)
+            let fresh = name(missing, images: images)
             cache.withLock { cache in
-                for (slot, index) in missing.enumerated() {
-                    resolved[index] = fresh[slot]
-                    if let key = keys[index] { cache[key] = fresh[slot] }
+                for (lookup, frames) in zip(missing, fresh) {
+                    named[lookup] = frames
+                    cache[key(lookup)] = frames
                 }
             }
         }
-        return resolved.flatMap { $0 ?? [] }
+        return stacks.map { stack in
+            stack.enumerated().flatMap { index, address in
+                lookup(address, interrupted: index == 0, images: images).flatMap { named[$0] }
+                    ?? [Frame(address: address)]
+            }
+        }
     }
 
-    private func key(for address: UInt64, at index: Int, images: ProcessImages) -> Key? {
+    /// Each lookup's frames from the first source that names it.
+    private func name(_ lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]] {
+        var named: [[Frame]?] = lookups.map { _ in nil }
+        var left = Array(lookups.indices)
+        for source in sources where !left.isEmpty {
+            let answers = source.frames(for: left.map { lookups[$0] }, images: images)
+            for (index, answer) in zip(left, answers) { named[index] = answer }
+            left = left.filter { named[$0] == nil }
+        }
+        return zip(lookups, named).map { lookup, frames in frames ?? [lookup.bareFrame] }
+    }
+
+    private func lookup(_ address: UInt64, interrupted: Bool, images: ProcessImages) -> SymbolLookup? {
         guard let image = images.image(containing: address) else { return nil }
-        return Key(image: image.path, offset: image.offset, interrupted: index == 0)
+        return SymbolLookup(address: address, image: image.path, offset: image.offset, interrupted: interrupted)
+    }
+
+    private func key(_ lookup: SymbolLookup) -> Key {
+        Key(image: lookup.image, offset: lookup.offset, interrupted: lookup.interrupted)
     }
 
     /// The same frames at another load address (another process, or the same code mapped elsewhere).
@@ -70,64 +114,13 @@ public final class Symbolicator: Sendable {
         return moved
     }
 
-    /// Symbolicates addresses with the toolchain: for each, its frames, inlined ones first.
-    private func lookUp(_ entries: [(address: UInt64, interrupted: Bool)], images: ProcessImages) -> [[Frame]] {
-        var groups: [[Frame]] = entries.map { [bare($0.address, images: images)] }
-        let richFrames: [RichFrame<UInt64>] = entries.map { entry in
-            entry.interrupted ? .programCounter(entry.address) : .returnAddress(entry.address)
+    /// A vDSO frame, named from this process's identical vDSO: the call site for every frame but the interrupted one.
+    private func vdsoFrame(_ lookup: SymbolLookup, images: ProcessImages) -> Frame {
+        var frame = lookup.bareFrame
+        let offset = lookup.namedOffset
+        if let vdso = images.vdso, UInt64(sw_vdso_size()) <= UInt64(vdso.count) + 4096 {
+            frame.symbol = sw_vdso_symbol(UInt(offset)).map { String(cString: $0) }
         }
-        let backtrace = Backtrace(architecture: "x86_64", frames: richFrames, images: images.map)
-        guard let symbolicated = backtrace.symbolicated(with: images.map) else { return groups }
-        // The symbolicator emits, per captured address, its inlined frames and then the real one.
-        var slot = 0
-        var group: [Frame] = []
-        for frame in symbolicated.frames {
-            let address = UInt64(frame.captured.originalProgramCounter) ?? 0
-            // Omitted and truncated markers carry no address: not frames.
-            guard address != 0, slot < entries.count else { continue }
-            group.append(describe(frame, address: address, interrupted: entries[slot].interrupted, images: images))
-            if !frame.inlined {
-                groups[slot] = group
-                group = []
-                slot += 1
-            }
-        }
-        return groups
-    }
-
-    private func describe(
-        _ frame: SymbolicatedBacktrace.Frame, address: UInt64, interrupted: Bool, images: ProcessImages
-    ) -> Frame {
-        var result = bare(address, images: images)
-        if result.image == "[vdso]", let offset = result.offset {
-            // Look up the call site, not the return address, for every frame but the interrupted one.
-            result.symbol = vdsoSymbol(at: interrupted || offset == 0 ? offset : offset - 1, images: images)
-            return result
-        }
-        if let symbol = frame.symbol {
-            result.symbol = symbol.name
-            if let location = symbol.sourceLocation, !location.path.isEmpty {
-                result.file = location.path
-                // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
-                if location.line > 0 {
-                    result.line = location.line
-                    result.column = location.column > 0 ? location.column : nil
-                }
-            }
-        }
-        result.inlined = frame.inlined
-        return result
-    }
-
-    /// The vDSO function at `offset`, named from this process's identical vDSO.
-    private func vdsoSymbol(at offset: UInt64, images: ProcessImages) -> String? {
-        guard let vdso = images.vdso, UInt64(sw_vdso_size()) <= UInt64(vdso.count) + 4096 else { return nil }
-        return sw_vdso_symbol(UInt(offset)).map { String(cString: $0) }
-    }
-
-    /// A frame with its image and offset but no name.
-    private func bare(_ address: UInt64, images: ProcessImages) -> Frame {
-        let image = images.image(containing: address)
-        return Frame(address: address, image: image?.path, offset: image?.offset)
+        return frame
     }
 }

@@ -298,20 +298,28 @@ extension RunResult {
         let function = callers[0]
         let file = "Culprits.swift"
         let demo = try stalledDemo(scenario)
-        let result = try runStallwatch(["stack", String(demo.pid)])
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasPrefix("stallwatch: pid \(demo.pid) (stallwatch-demo)") == true)
-        #expect(lines.contains("thread \(demo.pid) \"stallwatch-demo\" (main): running"))
-        let culprit = try #require(lines.first { $0.contains(function) }, "stack: \(result.stdout)")
-        #expect(culprit.contains("at \(file)"))
-        #expect(lines.contains { $0.contains("_start") }, "complete down to the entry point")
-        // Each frame under its own caller, in order: names belong to the right addresses.
-        let index = try #require(lines.firstIndex(of: culprit))
-        let next = lines[index..<min(lines.count, index + callers.count)]
-        #expect(zip(next, callers).allSatisfy { $0.contains($1) }, "stack: \(result.stdout)")
+        // The vdso demo spends most, not all, of its time inside the vDSO: a snapshot may land in the loop
+        // around the call. Every snapshot must be complete and correctly named; at least one of a few must
+        // show the thread inside the vDSO with its symbol.
+        let attempts = scenario == "vdso" ? 8 : 1
+        var sawTheVDSO = false
+        for _ in 0..<attempts where !sawTheVDSO {
+            let result = try runStallwatch(["stack", String(demo.pid)])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix("stallwatch: pid \(demo.pid) (stallwatch-demo)") == true)
+            #expect(lines.contains("thread \(demo.pid) \"stallwatch-demo\" (main): running"))
+            let culprit = try #require(lines.first { $0.contains(function) }, "stack: \(result.stdout)")
+            #expect(culprit.contains("at \(file)"))
+            #expect(lines.contains { $0.contains("_start") }, "complete down to the entry point")
+            // Each frame under its own caller, in order: names belong to the right addresses.
+            let index = try #require(lines.firstIndex(of: culprit))
+            let next = lines[index..<min(lines.count, index + callers.count)]
+            #expect(zip(next, callers).allSatisfy { $0.contains($1) }, "stack: \(result.stdout)")
+            sawTheVDSO = lines.contains { $0.contains("[vdso]") && $0.contains("clock_gettime") }
+        }
         if scenario == "vdso" {
-            #expect(lines.contains { $0.contains("[vdso]") && $0.contains("clock_gettime") })
+            #expect(sawTheVDSO, "no snapshot of \(attempts) showed the thread inside the vDSO")
         }
         #expect(demo.process.isRunning)
     }

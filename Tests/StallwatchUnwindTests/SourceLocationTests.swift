@@ -1,5 +1,6 @@
 // Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
 import Foundation
+import StallwatchCLI
 import StallwatchCore
 import StallwatchSymbols
 import StallwatchUnwind
@@ -52,8 +53,27 @@ let cSpinner = """
     }
     """
 
+/// The two ways stallwatch names frames.
+enum SymbolicatorKind: String, CaseIterable, Sendable {
+    /// The CLI's: symbol tables, then `llvm-symbolizer` for images with DWARF, then the toolchain's `Runtime` module.
+    case cli
+    /// The agent's: the toolchain's `Runtime` module alone.
+    case runtime
+
+    func make() -> Symbolicator {
+        switch self {
+        case .cli:
+            // The test must exercise llvm-symbolizer, not silently fall back: the toolchain running the tests has one.
+            #expect(LLVMSymbolizer.locate(environment: [:]) != nil, "llvm-symbolizer next to the Swift runtime")
+            return CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
+        case .runtime:
+            return Symbolicator()
+        }
+    }
+}
+
 /// Captures the spinning program's main thread a few times and returns the symbolicated frames.
-func symbolicatedSamples(of binary: String, count: Int = 5) throws -> [[Frame]] {
+func symbolicatedSamples(of binary: String, count: Int = 5, by kind: SymbolicatorKind = .cli) throws -> [[Frame]] {
     let target = try TargetProcess([binary])
     defer { target.stop() }
     #expect(target.awaitExec(of: binary))
@@ -63,19 +83,19 @@ func symbolicatedSamples(of binary: String, count: Int = 5) throws -> [[Frame]] 
     for _ in 0..<count {
         let stack = try sampler.capture(pid: target.pid, tid: target.pid)
         let images = ProcessImages.capture(pid: target.pid)
-        samples.append(Symbolicator().symbolicate(stack.addresses, images: images))
+        samples.append(kind.make().symbolicate(stack.addresses, images: images))
         usleep(20_000)
     }
     return samples
 }
 
 @Suite(.serialized) struct SourceLocationTests {
-    @Test(arguments: ["-Onone", "-O"])
-    func swiftFramesHaveDemangledNamesAndLines(optimization: String) throws {
+    @Test(arguments: ["-Onone", "-O"], SymbolicatorKind.allCases)
+    func swiftFramesHaveDemangledNamesAndLines(optimization: String, kind: SymbolicatorKind) throws {
         let binary = try buildProgram(
             source: swiftSpinner, fileName: "Spinner.swift",
             compiler: ["/usr/bin/env", "swiftc", optimization, "-g"])
-        let samples = try symbolicatedSamples(of: binary)
+        let samples = try symbolicatedSamples(of: binary, by: kind)
         let spinner = samples.compactMap { $0.first { $0.symbol?.contains("Spinner.spinForever") == true } }
         #expect(spinner.count == samples.count, "every sample is inside Spinner.spinForever: \(samples.first ?? [])")
         // Every sample names the file; code the compiler generated (line 0) may lack a line.
@@ -92,16 +112,28 @@ func symbolicatedSamples(of binary: String, count: Int = 5) throws -> [[Frame]] 
         }
     }
 
-    @Test(arguments: ["-O0", "-O2"])
-    func cFramesHaveLines(optimization: String) throws {
+    @Test(arguments: ["-O0", "-O2"], SymbolicatorKind.allCases)
+    func cFramesHaveLines(optimization: String, kind: SymbolicatorKind) throws {
         let binary = try buildProgram(
             source: cSpinner, fileName: "spinner.c", compiler: ["/usr/bin/cc", optimization, "-g"])
-        let samples = try symbolicatedSamples(of: binary)
+        let samples = try symbolicatedSamples(of: binary, by: kind)
         for frames in samples {
             let spin = try #require(frames.first { $0.symbol == "spin_forever" }, "\(frames)")
             #expect(spin.file?.hasSuffix("spinner.c") == true)
             #expect((spin.line ?? 0) >= 3 && (spin.line ?? 0) <= 6, "line \(spin.line ?? 0)")
             #expect(frames.contains { $0.symbol == "main" })
+        }
+    }
+
+    /// Without DWARF, names come from the symbol table, local (static) functions included.
+    @Test func binaryWithoutDebugInfoIsNamedFromItsSymbolTable() throws {
+        let binary = try buildProgram(source: cSpinner, fileName: "spinner.c", compiler: ["/usr/bin/cc", "-O1"])
+        let samples = try symbolicatedSamples(of: binary, count: 3)
+        for frames in samples {
+            let spin = try #require(frames.first { $0.symbol == "spin_forever" }, "\(frames)")
+            #expect(spin.file == nil && spin.line == nil)
+            #expect(frames.contains { $0.symbol == "main" })
+            #expect(frames.contains { $0.symbol == "_start" })
         }
     }
 }

@@ -3,15 +3,15 @@
 extension StackComparison {
     /// What stallwatch's wall time is spent on beyond eu-stack's (README: "stallwatch stack").
     static let wallLimit =
-        "starting and exiting a Swift process with Foundation (~8 ms, eu-stack ~2) and the toolchain "
-        + "symbolicator's first lookups (it sorts each image's whole symbol table and reads DWARF line and "
-        + "inline tables; eu-stack looks up ELF symbols only)"
+        "starting and exiting a Swift process with Foundation (~10 ms, eu-stack ~2) and reading the program's "
+        + "DWARF for file:line and inlined frames (llvm-symbolizer, ~6 ms with its own start; eu-stack reads "
+        + "ELF symbols only)"
 
     /// Why the longest gap may not show a short stop: on a loaded machine it is often a preemption.
     static let gapLimit =
         "on a machine with 2 CPUs and other jobs the target is preempted for milliseconds at a time, longer than "
         + "a sub-millisecond stop, the more often the longer a run takes and the more CPU the tool itself uses "
-        + "(stallwatch names frames on two threads)"
+        + "(stallwatch runs llvm-symbolizer after the capture)"
 
     /// The table (ratios are stallwatch ÷ the row's tool) and one check per peer and measure.
     static func report(_ rows: [Measured]) -> SectionReport {

@@ -1,0 +1,71 @@
+// Runs a helper program to completion with posix_spawn: input from memory, output collected, exit reaped at once.
+import CStallwatchSystem
+import Glibc
+
+/// A short-lived helper process (`llvm-symbolizer`).
+///
+/// Not Foundation's `Process`: its `waitUntilExit()` polls a run loop every 50 ms, which would triple a one-shot
+/// `stallwatch stack`. Here the input sits in an in-memory file (no pipe to fill, no writer thread, no SIGPIPE), the
+/// output is read to end of file, and the child is reaped by its own pid only, never anyone else's.
+enum HelperProcess {
+    /// What the helper wrote on standard output, if it ran and exited with status 0.
+    static func run(_ executable: String, arguments: [String], environment: [String], input: String) -> String? {
+        let bytes = Array(input.utf8)
+        let stdinFile = bytes.withUnsafeBytes { sw_memory_file($0.baseAddress, UInt($0.count)) }
+        guard stdinFile >= 0 else { return nil }
+        defer { close(stdinFile) }
+        var output: [Int32] = [-1, -1]
+        guard pipe(&output) == 0 else { return nil }
+        // Close-on-exec, so no other child (a workload launched meanwhile) inherits them.
+        for descriptor in output { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinFile, STDIN_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // The collector blocks signals for its signalfd; the helper starts with none blocked and default actions.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var pid: pid_t = 0
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        close(output[1])
+        defer { close(output[0]) }
+        guard spawned == 0 else { return nil }
+
+        var collected: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(output[0], &buffer, buffer.count)
+            if count > 0 {
+                collected.append(contentsOf: buffer[..<count])
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // Exited normally (no signal) with status 0.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else { return nil }
+        return String(decoding: collected, as: UTF8.self)
+    }
+}

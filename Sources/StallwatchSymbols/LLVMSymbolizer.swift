@@ -1,0 +1,123 @@
+// LLVM's symbolizer, shipped with the Swift toolchain: reads only the DWARF units an address needs.
+import Foundation
+import StallwatchCore
+
+/// Names frames by running `llvm-symbolizer` once per batch of addresses, off the watched process.
+///
+/// LLVM's DWARF reader indexes an image's units and decodes only the unit an address falls in, so naming a frame in
+/// a large binary with debug info costs milliseconds, where the toolchain's `Runtime` symbolicator reads every unit
+/// of the image first (measured: 100 ms against 20 ms on a 17 MB debug binary, 1 frame). It reads Swift's DWARF 4
+/// and 5 (elfutils 0.188 does not), expands inlined frames and finds separate debug files by build ID. Names come
+/// back mangled and are demangled here by the Swift runtime's demangler, as the `Runtime` symbolicator does.
+public struct LLVMSymbolizer: SymbolSource {
+    /// The `llvm-symbolizer` executable.
+    public let executable: String
+    /// Which images it names (by path); the others are left to the next source.
+    private let handles: @Sendable (String) -> Bool
+
+    public init(executable: String, handles: @escaping @Sendable (String) -> Bool = { _ in true }) {
+        self.executable = executable
+        self.handles = handles
+    }
+
+    public var name: String { "llvm-symbolizer" }
+
+    public func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
+        var named: [[Frame]?] = lookups.map { _ in nil }
+        // Paths it could not read back unambiguously from a query line are left to the next source.
+        let queries = lookups.map { handles($0.image) ? Self.query(for: $0) : nil }
+        let asked = lookups.indices.filter { queries[$0] != nil }
+        guard !asked.isEmpty, let output = run(input: asked.compactMap { queries[$0] }.joined()) else { return named }
+        let answers = output.split(separator: "\n", omittingEmptySubsequences: true)
+        // One JSON object per query line, in order; anything else means the tool is not the one we expect.
+        guard answers.count == asked.count else { return named }
+        for (index, answer) in zip(asked, answers) {
+            named[index] = Self.frames(fromAnswer: answer, for: lookups[index])
+        }
+        return named
+    }
+
+    /// The query line for a lookup: the image, and the address as an offset from the image base. A return address
+    /// is named by the call before it.
+    static func query(for lookup: SymbolLookup) -> String? {
+        guard lookup.image.hasPrefix("/"), !lookup.image.contains("\""), !lookup.image.contains("\n") else {
+            return nil
+        }
+        return "\"\(lookup.image)\" 0x\(String(lookup.namedOffset, radix: 16))\n"
+    }
+
+    /// Parses one answer line: `{"Symbol": [{"FunctionName", "FileName", "Line", "Column"}, ...]}`, innermost
+    /// (inlined) first. `nil` if the line is not such an object.
+    static func frames(fromAnswer answer: Substring, for lookup: SymbolLookup) -> [Frame]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] else {
+            return nil
+        }
+        // An image it cannot read (deleted, unreadable) answers with an error: the frame stays unnamed.
+        guard let symbols = object["Symbol"] as? [[String: Any]], !symbols.isEmpty else { return [lookup.bareFrame] }
+        return symbols.enumerated().map { index, symbol in
+            var frame = lookup.bareFrame
+            if let raw = symbol["FunctionName"] as? String, !raw.isEmpty, raw != "??" {
+                frame.symbol = Demangler.readable(raw)
+            }
+            if let file = symbol["FileName"] as? String, !file.isEmpty {
+                // Compiler-generated code comes as "/<compiler-generated>", as the toolchain's reader names it.
+                frame.file = file.hasPrefix("/<") ? String(file.dropFirst()) : file
+                // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
+                if let line = symbol["Line"] as? Int, line > 0 {
+                    frame.line = line
+                    frame.column = (symbol["Column"] as? Int).flatMap { $0 > 0 ? $0 : nil }
+                }
+            }
+            frame.inlined = index < symbols.count - 1
+            return frame
+        }
+    }
+
+    /// Runs the symbolizer on `input` (query lines) and returns what it printed, or nil if it could not run.
+    private func run(input: String) -> String? {
+        // No network: debuginfod is consulted only when DEBUGINFOD_URLS is set.
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "DEBUGINFOD_URLS" }
+        return HelperProcess.run(
+            executable,
+            arguments: ["--output-style=JSON", "--inlines", "--functions=linkage", "--no-demangle", "--relative-address"],
+            environment: environment.map { "\($0.key)=\($0.value)" }, input: input)
+    }
+}
+
+extension LLVMSymbolizer {
+    /// The environment variable that picks the symbolicator: a path to an `llvm-symbolizer`, or `runtime` for the
+    /// toolchain's `Runtime` module.
+    public static let environmentVariable = "STALLWATCH_SYMBOLIZER"
+
+    /// The `llvm-symbolizer` to use: the one `STALLWATCH_SYMBOLIZER` names, else the one in the toolchain whose Swift
+    /// runtime this process runs on, else the first on `PATH`; nil if there is none or the variable says `runtime`.
+    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let manager = FileManager.default
+        if let chosen = environment[environmentVariable], !chosen.isEmpty {
+            return chosen == "runtime" || !manager.isExecutableFile(atPath: chosen) ? nil : chosen
+        }
+        var candidates: [String] = []
+        if let runtime = swiftRuntimeDirectory() {
+            // <toolchain>/usr/lib/swift/linux/libswiftCore.so → <toolchain>/usr/bin/llvm-symbolizer
+            candidates.append(runtime + "/../../../bin/llvm-symbolizer")
+        }
+        for directory in (environment["PATH"] ?? "").split(separator: ":") where !directory.isEmpty {
+            candidates.append("\(directory)/llvm-symbolizer")
+        }
+        guard let found = candidates.first(where: { manager.isExecutableFile(atPath: $0) }) else { return nil }
+        return URL(fileURLWithPath: found).standardizedFileURL.path
+    }
+
+    /// The directory of the `libswiftCore.so` this process runs on, from its own memory map.
+    private static func swiftRuntimeDirectory() -> String? {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.readToEnd() else { return nil }
+        let maps = String(decoding: data, as: UTF8.self)
+        for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
+            guard let slash = line.firstIndex(of: "/"), let end = line.lastIndex(of: "/") else { continue }
+            return String(line[slash..<end])
+        }
+        return nil
+    }
+}

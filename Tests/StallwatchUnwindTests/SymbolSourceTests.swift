@@ -1,0 +1,154 @@
+// The symbol sources on their own: which frames each names, how llvm-symbolizer's answers are read, what happens when
+// a source fails, and that naming stacks in one batch gives what naming them one at a time gives.
+import Foundation
+import StallwatchCore
+import Testing
+
+@testable import StallwatchCLI
+@testable import StallwatchSymbols
+
+/// Code addresses in this test process: a few per executable mapping of several images.
+func codeAddresses(images count: Int = 4) throws -> [[UInt64]] {
+    let maps = try #require(ProcFile.read("/proc/self/maps"))
+    var perImage: [[UInt64]] = []
+    for line in maps.split(separator: "\n") where line.contains(" r-xp ") && line.contains("/") {
+        let range = line.split(separator: " ")[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+        guard range.count == 2, range[1] - range[0] > 0x3000 else { continue }
+        perImage.append([range[0] + 0x40, range[0] + 0x1010, range[0] + 0x2222])
+        if perImage.count == count { break }
+    }
+    try #require(perImage.count >= 3, "maps: \(maps)")
+    return perImage
+}
+
+/// The lookup for an address of this process, as the symbolicator would make it.
+func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: ProcessImages) throws -> SymbolLookup {
+    let image = try #require(images.image(containing: address))
+    return SymbolLookup(address: address, image: image.path, offset: image.offset, interrupted: interrupted)
+}
+
+@Suite struct ElfSymbolTablesTests {
+    /// Functions exported by libc and by the toolchain's libFoundation (which holds CoreFoundation), a few bytes in.
+    @Test(arguments: ["qsort", "CFRunLoopRunSpecific"])
+    func namesAnExportedFunctionFromItsTable(function: String) throws {
+        // The global scope: this process and every library it loaded.
+        let everything = dlopen(nil, RTLD_NOW)
+        let entry = try #require(dlsym(everything, function), "the process has \(function)")
+        let address = UInt64(UInt(bitPattern: entry)) + 4
+        // Other tests map and unmap memory meanwhile, and a /proc/self/maps read racing that can miss a line.
+        var images = ProcessImages.captureCurrentProcess()
+        for _ in 0..<5 where images.image(containing: address) == nil { images = .captureCurrentProcess() }
+        let tables = ElfSymbolTables()
+        let frames = tables.frames(for: [try symbolLookup(address, in: images)], images: images)
+        let frame = try #require(frames.first??.first, "named by the tables")
+        #expect(frame.symbol == function)
+        #expect(frame.address == address && frame.file == nil && !frame.inlined)
+    }
+
+    /// An image with its own DWARF goes to a DWARF reader, which also knows its lines and inlined frames.
+    @Test func leavesImagesWithDebugInfoToTheNextSource() throws {
+        let binary = try buildProgram(source: cSpinner, fileName: "spinner.c", compiler: ["/usr/bin/cc", "-g"])
+        let tables = ElfSymbolTables()
+        #expect(tables.hasDebugInfo(binary))
+        let lookups = [SymbolLookup(address: 0x1140, image: binary, offset: 0x1140, interrupted: true)]
+        #expect(tables.frames(for: lookups, images: ProcessImages.captureCurrentProcess()) == [nil])
+        #expect(!tables.hasDebugInfo("/usr/lib/x86_64-linux-gnu/libc.so.6"))
+        #expect(!tables.hasDebugInfo("/no/such/file"))
+    }
+}
+
+@Suite struct LLVMSymbolizerTests {
+    let lookup = SymbolLookup(address: 0x5555_0000_1235, image: "/bin/app", offset: 0x1235, interrupted: false)
+
+    @Test func queriesTheCallBeforeAReturnAddress() {
+        #expect(LLVMSymbolizer.query(for: lookup) == "\"/bin/app\" 0x1234\n")
+        let interrupted = SymbolLookup(address: 1, image: "/bin/app", offset: 0x1235, interrupted: true)
+        #expect(LLVMSymbolizer.query(for: interrupted) == "\"/bin/app\" 0x1235\n")
+        // Paths a query line cannot carry are left to the next source.
+        #expect(LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "/a\"b", offset: 1, interrupted: true)) == nil)
+        #expect(LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "[heap]", offset: 1, interrupted: true)) == nil)
+    }
+
+    @Test func readsInlinedFramesInnermostFirst() throws {
+        let answer = """
+            {"Address":"0x1234","ModuleName":"/bin/app","Symbol":[\
+            {"Column":9,"FileName":"/src/Inner.swift","FunctionName":"$s3app5inneryyF","Line":12},\
+            {"Column":0,"FileName":"/<compiler-generated>","FunctionName":"$s3app5outeryyF","Line":0}]}
+            """
+        let frames = try #require(LLVMSymbolizer.frames(fromAnswer: Substring(answer), for: lookup))
+        #expect(frames.count == 2)
+        #expect(frames[0].symbol == "inner()" && frames[0].inlined)
+        #expect(frames[0].file == "/src/Inner.swift" && frames[0].line == 12 && frames[0].column == 9)
+        #expect(frames[1].symbol == "outer()" && !frames[1].inlined)
+        #expect(frames[1].file == "<compiler-generated>" && frames[1].line == nil && frames[1].column == nil)
+        #expect(frames.allSatisfy { $0.address == lookup.address && $0.offset == 0x1235 && $0.image == "/bin/app" })
+    }
+
+    @Test func anUnreadableImageLeavesTheFrameUnnamed() throws {
+        let error = #"{"Address":"0x1234","Error":{"Message":"No such file or directory"},"ModuleName":"/bin/app"}"#
+        #expect(LLVMSymbolizer.frames(fromAnswer: Substring(error), for: lookup) == [lookup.bareFrame])
+        let unknown = #"{"Address":"0x1234","ModuleName":"/bin/app","Symbol":[{"FileName":"","FunctionName":"??","Line":0}]}"#
+        #expect(LLVMSymbolizer.frames(fromAnswer: Substring(unknown), for: lookup) == [lookup.bareFrame])
+        #expect(LLVMSymbolizer.frames(fromAnswer: "not json", for: lookup) == nil)
+    }
+
+    @Test func findsTheToolchainsSymbolizerOrTheOneNamed() throws {
+        let found = try #require(LLVMSymbolizer.locate(environment: [:]))
+        #expect(found.hasSuffix("/bin/llvm-symbolizer") && FileManager.default.isExecutableFile(atPath: found))
+        #expect(LLVMSymbolizer.locate(environment: ["STALLWATCH_SYMBOLIZER": "runtime"]) == nil)
+        #expect(LLVMSymbolizer.locate(environment: ["STALLWATCH_SYMBOLIZER": "/bin/true"]) == "/bin/true")
+        #expect(LLVMSymbolizer.locate(environment: ["STALLWATCH_SYMBOLIZER": "/no/such/tool"]) == nil)
+    }
+
+    /// A symbolizer that fails (here one that prints nothing) leaves every frame to the toolchain's reader.
+    @Test func aFailingSymbolizerFallsBackToTheRuntime() throws {
+        let code = try codeAddresses()
+        let stack = [code[0][0], code[1][1], code[2][2]]
+        let images = ProcessImages.captureCurrentProcess()
+        let broken = LLVMSymbolizer(executable: "/bin/true")
+        let lookups = stack.compactMap { address in
+            images.image(containing: address).map {
+                SymbolLookup(address: address, image: $0.path, offset: $0.offset, interrupted: false)
+            }
+        }
+        #expect(!lookups.isEmpty)
+        #expect(broken.frames(for: lookups, images: images).allSatisfy { $0 == nil })
+        let withBroken = Symbolicator(sources: [broken]).symbolicate(stack, images: images)
+        #expect(withBroken == Symbolicator().symbolicate(stack, images: images))
+    }
+}
+
+@Suite struct HelperProcessTests {
+    @Test func feedsItsInputAndCollectsItsOutput() {
+        // More than a pipe holds either way: nothing may wait on the other side.
+        let input = String(repeating: "0123456789abcdef\n", count: 64 * 1024)
+        #expect(HelperProcess.run("/bin/cat", arguments: [], environment: [], input: input) == input)
+    }
+
+    @Test func failureIsNil() {
+        #expect(HelperProcess.run("/bin/false", arguments: [], environment: [], input: "") == nil)
+        #expect(HelperProcess.run("/no/such/tool", arguments: [], environment: [], input: "") == nil)
+        #expect(HelperProcess.run("/bin/sh", arguments: ["-c", "kill -TERM $$"], environment: [], input: "") == nil)
+    }
+
+}
+
+@Suite struct BatchSymbolicationTests {
+    @Test(arguments: SymbolicatorKind.allCases)
+    func sameFramesAsOneStackAtATime(kind: SymbolicatorKind) throws {
+        let code = try codeAddresses()
+        // Stacks that share addresses and images, in different roles (program counter or return address).
+        let stacks: [[UInt64]] = [
+            [code[0][0], code[1][0], code[0][1], code[2][0], code[1][1]],
+            [code[1][0], code[0][0], code[2][1], code[2][2]],
+            [code[2][0]],
+            [code[0][1], code[1][2], code[code.count - 1][2], code[0][2], 0],
+        ]
+        let images = ProcessImages.captureCurrentProcess()
+        let expected = stacks.map { kind.make().symbolicate($0, images: images) }
+        let batch = kind.make().symbolicate(stacks: stacks, images: images)
+        #expect(batch == expected)
+        #expect(batch.flatMap { $0 }.contains { $0.symbol != nil }, "some frames are named")
+        #expect(kind.make().symbolicate(stacks: [[], []], images: images) == [[], []])
+    }
+}
