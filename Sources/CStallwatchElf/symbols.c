@@ -117,9 +117,19 @@ void sw_symbols_close(sw_symbols *symbols) {
 
 int sw_symbols_has_debug_info(const sw_symbols *symbols) { return symbols->has_debug_info; }
 
-/// One pass over a file's symbol table (`.symtab`, else `.dynsym`): for each address still unnamed, the
-/// function whose [value, value + size) holds it; the innermost (latest-starting) one where ranges nest.
+/// How much a name is preferred among aliases of one function: exported names (global or weak, first one listed)
+/// over local ones, and anything over glibc's internal `__GI_` aliases.
+static int alias_rank(unsigned char info, const char *name) {
+    int rank = GELF_ST_BIND(info) == STB_LOCAL ? 1 : 2;
+    return strncmp(name, "__GI_", 5) == 0 ? rank - 1 : rank;
+}
+
+/// One pass over a file's symbol table (`.symtab`, else `.dynsym`): for each address, the function whose
+/// [value, value + size) holds it; the innermost (latest-starting) one where ranges nest, the global one among
+/// aliases.
 static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char **names, uint64_t *starts) {
+    int ranks[count ? count : 1];
+    for (size_t slot = 0; slot < count; slot++) ranks[slot] = -1;
     Elf_Scn *table = NULL;
     GElf_Shdr header;
     for (int pass = 0; pass < 2 && table == NULL; pass++) {
@@ -144,11 +154,14 @@ static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char
         for (size_t slot = 0; slot < count; slot++) {
             uint64_t vaddr = vaddrs[slot];
             if (vaddr < symbol.st_value || vaddr - symbol.st_value >= symbol.st_size) continue;
-            if (names[slot] != NULL && starts[slot] >= symbol.st_value) continue;
+            if (names[slot] != NULL && starts[slot] > symbol.st_value) continue;
             const char *name = elf_strptr(elf, header.sh_link, symbol.st_name);
             if (name == NULL || name[0] == '\0') continue;
+            int rank = alias_rank(symbol.st_info, name);
+            if (names[slot] != NULL && starts[slot] == symbol.st_value && ranks[slot] >= rank) continue;
             names[slot] = name;
             starts[slot] = symbol.st_value;
+            ranks[slot] = rank;
         }
     }
 }
