@@ -75,3 +75,15 @@ int sw_memory_file(const void *data, unsigned long length) {
     }
     return descriptor;
 }
+
+const char *sw_library_defining(const char *symbol) {
+    void *address = dlsym(RTLD_DEFAULT, symbol);
+    Dl_info info;
+    if (address == NULL || dladdr(address, &info) == 0 || info.dli_fname == NULL) return NULL;
+    void *executable = dlopen(NULL, RTLD_NOW | RTLD_NOLOAD);
+    void *owner = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    int inExecutable = owner != NULL && owner == executable;
+    if (owner) dlclose(owner);
+    if (executable) dlclose(executable);
+    return inExecutable ? NULL : info.dli_fname;
+}

@@ -1,5 +1,6 @@
 // Checks a running process before `attach` or `stack` touches it, and turns every obstacle into the fix.
 import Foundation
+import StallwatchCore
 
 /// A running process as `/proc` describes it, and what may stop stallwatch from tracing it.
 struct TargetProcess {
@@ -190,8 +191,8 @@ enum Preflight {
                     + " may be missing or wrong: restart the process to run (and name) the current build")
         }
         var libraries: [String] = []
-        for line in (ProcFile.read("/proc/\(pid)/maps") ?? "").split(separator: "\n")
-        where line.hasSuffix(deleted) && line.contains(" r-xp ") {
+        for line in ProcMapsLines.ending(with: deleted, in: ProcFile.bytes("/proc/\(pid)/maps") ?? [])
+        where line.contains(" r-xp ") {
             guard let slash = line.firstIndex(of: "/") else { continue }
             let path = String(line[slash...].dropLast(deleted.count))
             if path != executable?.dropLast(deleted.count).description, !libraries.contains(path) {
@@ -217,7 +218,10 @@ struct ProcStatus {
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            // Values are tab- or space-padded: trimmed by hand (Foundation's trimming costs more than the read).
+            var value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+            while let last = value.last, last == " " || last == "\t" { value = value.dropLast() }
+            fields[String(line[..<colon])] = String(value)
         }
         self.fields = fields
     }

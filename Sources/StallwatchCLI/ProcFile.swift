@@ -12,4 +12,11 @@ enum ProcFile {
         guard let data = try? handle.readToEnd() else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
+
+    /// The whole content of a /proc file as bytes, for scanning without decoding it all.
+    static func bytes(_ path: String) -> [UInt8]? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.readToEnd()).map { [UInt8]($0) }
+    }
 }

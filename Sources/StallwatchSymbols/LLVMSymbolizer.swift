@@ -1,4 +1,5 @@
 // LLVM's symbolizer, shipped with the Swift toolchain: reads only the DWARF units an address needs.
+import CStallwatchSystem
 import Foundation
 import StallwatchCore
 
@@ -108,16 +109,11 @@ extension LLVMSymbolizer {
         return URL(fileURLWithPath: found).standardizedFileURL.path
     }
 
-    /// The directory of the `libswiftCore.so` this process runs on, from its own memory map.
+    /// The directory of the `libswiftCore.so` this process runs on.
     private static func swiftRuntimeDirectory() -> String? {
-        guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps") else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.readToEnd() else { return nil }
-        let maps = String(decoding: data, as: UTF8.self)
-        for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
-            guard let slash = line.firstIndex(of: "/"), let end = line.lastIndex(of: "/") else { continue }
-            return String(line[slash..<end])
-        }
-        return nil
+        guard let path = sw_library_defining("swift_retain").map({ String(cString: $0) }),
+            let slash = path.lastIndex(of: "/")
+        else { return nil }
+        return String(path[..<slash])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
+import StallwatchCore
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///
@@ -35,12 +36,7 @@ public struct ProcessImages: @unchecked Sendable {
         defer { try? handle.close() }
         // The throwing read: the process may exit mid-read (ESRCH), which the non-throwing one traps on.
         guard let data = try? handle.readToEnd() else { return nil }
-        let maps = String(decoding: data, as: UTF8.self)
-        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("[vdso]") }),
-            let range = line.split(separator: " ").first
-        else { return nil }
-        let bounds = range.split(separator: "-").compactMap { UInt64($0, radix: 16) }
-        return bounds.count == 2 && bounds[0] < bounds[1] ? bounds[0]..<bounds[1] : nil
+        return ProcMapsLines.ending(with: "[vdso]", in: [UInt8](data)).first.flatMap(ProcMapsLines.range(of:))
     }
 
     private struct Encoding: Codable {

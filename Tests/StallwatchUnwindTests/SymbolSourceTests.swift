@@ -28,22 +28,38 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
 }
 
 @Suite struct ElfSymbolTablesTests {
+    /// A loaded library's path, from this process's memory map.
+    func loadedLibrary(named name: String) throws -> String {
+        let maps = try #require(ProcFile.read("/proc/self/maps"))
+        let line = try #require(maps.split(separator: "\n").first { $0.hasSuffix("/" + name) }, "\(name) is loaded")
+        return String(line[try #require(line.firstIndex(of: "/"))...])
+    }
+
+    /// binutils' reading of a dynamic symbol: its address in the file, as the oracle for ours.
+    func dynamicSymbolValue(_ function: String, in library: String) throws -> UInt64 {
+        let listing = HelperProcess.run("/usr/bin/readelf", arguments: ["-Ws", "--dyn-syms", library], environment: [], input: "")
+        for line in try #require(listing, "readelf ran").split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 8, fields[3] == "FUNC", fields[7].split(separator: "@").first.map(String.init) == function
+            else { continue }
+            return try #require(UInt64(fields[1], radix: 16))
+        }
+        Issue.record("readelf lists no \(function) in \(library)")
+        return 0
+    }
+
     /// Functions exported by libc and by the toolchain's libFoundation (which holds CoreFoundation), a few bytes in;
     /// `sigsuspend` has aliases (`__sigsuspend`, and `__GI___sigsuspend` in the debug file): the public name wins.
-    @Test(arguments: ["qsort", "sigsuspend", "CFRunLoopRunSpecific"])
-    func namesAnExportedFunctionFromItsTable(function: String) throws {
-        // The global scope: this process and every library it loaded.
-        let everything = dlopen(nil, RTLD_NOW)
-        let entry = try #require(dlsym(everything, function), "the process has \(function)")
-        let address = UInt64(UInt(bitPattern: entry)) + 4
-        // Other tests map and unmap memory meanwhile, and a /proc/self/maps read racing that can miss a line.
-        var images = ProcessImages.captureCurrentProcess()
-        for _ in 0..<5 where images.image(containing: address) == nil { images = .captureCurrentProcess() }
-        let tables = ElfSymbolTables()
-        let frames = tables.frames(for: [try symbolLookup(address, in: images)], images: images)
+    @Test(arguments: [("qsort", "libc.so.6"), ("sigsuspend", "libc.so.6"), ("CFRunLoopRunSpecific", "libFoundation.so")])
+    func namesAnExportedFunctionFromItsTable(function: String, library: String) throws {
+        let path = try loadedLibrary(named: library)
+        // Shared objects are linked at 0: the symbol's value is its offset from the load base.
+        let offset = try dynamicSymbolValue(function, in: path) + 4
+        let lookup = SymbolLookup(address: 0x7000_0000_0000 + offset, image: path, offset: offset, interrupted: true)
+        let frames = ElfSymbolTables().frames(for: [lookup], images: ProcessImages.captureCurrentProcess())
         let frame = try #require(frames.first??.first, "named by the tables")
         #expect(frame.symbol == function)
-        #expect(frame.address == address && frame.file == nil && !frame.inlined)
+        #expect(frame.address == lookup.address && frame.file == nil && !frame.inlined)
     }
 
     /// An image with its own DWARF goes to a DWARF reader, which also knows its lines and inlined frames.

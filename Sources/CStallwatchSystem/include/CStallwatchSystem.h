@@ -26,6 +26,10 @@ const char *sw_vdso_symbol(unsigned long offset);
 /// The size of this process's vDSO image in bytes (0 if there is none), to check it matches another's.
 unsigned long sw_vdso_size(void);
 
+/// The path of the shared object that defines `symbol` in this process (dlsym + dladdr), or NULL: e.g. which
+/// libswiftCore.so this process runs on. NULL too when the symbol is linked into the executable itself.
+const char *sw_library_defining(const char *symbol);
+
 /// An anonymous in-memory file (memfd_create, close-on-exec) holding `length` bytes of `data`, its offset back at
 /// the start: a helper process's whole standard input, with no pipe to fill up. Returns the descriptor or -1.
 int sw_memory_file(const void *data, unsigned long length);

@@ -1,0 +1,31 @@
+// Picking lines out of /proc/PID/maps text by their ending.
+import StallwatchCore
+import Testing
+
+@Suite struct ProcMapsLinesTests {
+    let maps = Array(
+        """
+        55d0c0a00000-55d0c0a08000 r--p 00000000 fd:01 1234   /usr/bin/app
+        7f0000001000-7f0000002000 r-xp 00001000 fd:01 99     /usr/lib/libold.so (deleted)
+        7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]
+        7ffd5a1f6000-7ffd5a1f8000 r--p 00000000 00:00 0      [vvar]
+        7f0000003000-7f0000004000 r-xp 00001000 fd:01 98     /usr/lib/libgone.so (deleted)
+        """.utf8)
+
+    @Test func findsTheLinesWithAnEnding() {
+        #expect(ProcMapsLines.ending(with: "[vdso]", in: maps) == [
+            "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]"
+        ])
+        let deleted = ProcMapsLines.ending(with: " (deleted)", in: maps)
+        #expect(deleted.count == 2 && deleted[0].contains("libold.so") && deleted[1].contains("libgone.so"))
+        #expect(ProcMapsLines.ending(with: "[heap]", in: maps).isEmpty)
+        #expect(ProcMapsLines.ending(with: "[vdso]", in: []).isEmpty)
+    }
+
+    @Test func readsALinesRange() {
+        #expect(ProcMapsLines.range(of: "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0 [vdso]")
+            == 0x7ffd_5a1f_4000..<0x7ffd_5a1f_6000)
+        #expect(ProcMapsLines.range(of: "garbage") == nil)
+        #expect(ProcMapsLines.range(of: "2000-1000 r-xp") == nil)
+    }
+}
