@@ -117,6 +117,8 @@ void sw_symbols_close(sw_symbols *symbols) {
 
 int sw_symbols_has_debug_info(const sw_symbols *symbols) { return symbols->has_debug_info; }
 
+uint64_t sw_symbols_link_base(const sw_symbols *symbols) { return symbols->load_vaddr; }
+
 /// How much a name is preferred among aliases of one function: exported names (global or weak, first one listed)
 /// over local ones, and anything over glibc's internal `__GI_` aliases.
 static int alias_rank(unsigned char info, const char *name) {
@@ -128,8 +130,8 @@ static int alias_rank(unsigned char info, const char *name) {
 /// [value, value + size) holds it; the innermost (latest-starting) one where ranges nest, the global one among
 /// aliases.
 static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char **names, uint64_t *starts) {
-    int ranks[count ? count : 1];
-    for (size_t slot = 0; slot < count; slot++) ranks[slot] = -1;
+    int *ranks = calloc(count ? count : 1, sizeof *ranks);
+    if (ranks == NULL) return;
     Elf_Scn *table = NULL;
     GElf_Shdr header;
     for (int pass = 0; pass < 2 && table == NULL; pass++) {
@@ -142,7 +144,10 @@ static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char
         }
     }
     Elf_Data *data = table ? elf_getdata(table, NULL) : NULL;
-    if (data == NULL || header.sh_entsize == 0) return;
+    if (data == NULL || header.sh_entsize == 0) {
+        free(ranks);
+        return;
+    }
     size_t symbol_count = header.sh_size / header.sh_entsize;
     for (size_t index = 0; index < symbol_count; index++) {
         GElf_Sym symbol;
@@ -164,9 +169,11 @@ static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char
             ranks[slot] = rank;
         }
     }
+    free(ranks);
 }
 
 void sw_symbols_name(sw_symbols *symbols, const uint64_t *offsets, size_t count, const char **names) {
+    for (size_t slot = 0; slot < count; slot++) names[slot] = NULL;
     uint64_t *vaddrs = calloc(count ? count : 1, sizeof *vaddrs);
     uint64_t *starts = calloc(count ? count : 1, sizeof *starts);
     if (vaddrs == NULL || starts == NULL) {

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 int sw_signalfd_create(const sigset_t *mask) {
@@ -63,6 +65,7 @@ int sw_memory_file(const void *data, unsigned long length) {
     const char *bytes = data;
     for (unsigned long written = 0; written < length;) {
         ssize_t result = write(descriptor, bytes + written, length - written);
+        if (result < 0 && errno == EINTR) continue;
         if (result < 0) {
             close(descriptor);
             return -1;
@@ -87,3 +90,5 @@ const char *sw_library_defining(const char *symbol) {
     if (executable) dlclose(executable);
     return inExecutable ? NULL : info.dli_fname;
 }
+
+int sw_pipe_cloexec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }

@@ -28,6 +28,12 @@ final class ElfSymbolTables: SymbolSource {
         return sw_symbols_has_debug_info(table.pointer) != 0
     }
 
+    /// The address the image's first mapping is linked at (0 for PIE executables and shared objects).
+    func linkBase(_ path: String) -> UInt64 {
+        guard let table = open(path) else { return 0 }
+        return sw_symbols_link_base(table.pointer)
+    }
+
     func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
         var named: [[Frame]?] = lookups.map { _ in nil }
         var byImage: [String: [Int]] = [:]
@@ -71,12 +77,15 @@ private struct OpenTable: @unchecked Sendable {
 /// `STALLWATCH_SYMBOLIZER=runtime` uses the `Runtime` module alone; a path there picks the `llvm-symbolizer`.
 public enum CLISymbolicator {
     public static func make(environment: [String: String]) -> Symbolicator {
-        if environment[LLVMSymbolizer.environmentVariable] == "runtime" { return Symbolicator() }
+        if environment[LLVMSymbolizer.environmentVariable] == "runtime" { return Symbolicator(parallel: true) }
         let tables = ElfSymbolTables()
         var sources: [any SymbolSource] = [tables]
         if let path = LLVMSymbolizer.locate(environment: environment) {
-            sources.append(LLVMSymbolizer(executable: path, handles: { tables.hasDebugInfo($0) }))
+            sources.append(
+                LLVMSymbolizer(
+                    executable: path, handles: { tables.hasDebugInfo($0) }, linkBase: { tables.linkBase($0) }))
         }
-        return Symbolicator(sources: sources)
+        // The collector's own process: the fallback may use a thread per image.
+        return Symbolicator(sources: sources, parallel: true)
     }
 }

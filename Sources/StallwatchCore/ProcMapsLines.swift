@@ -26,3 +26,57 @@ public enum ProcMapsLines {
         return bounds.count == 2 && bounds[0] < bounds[1] ? bounds[0]..<bounds[1] : nil
     }
 }
+
+/// A file's executable mapping: where its code is, and the file's load base (the start of its mapping at file
+/// offset 0), from which frame offsets are counted.
+public struct MappedCode: Codable, Equatable, Sendable {
+    public let path: String
+    public let start: UInt64
+    public let end: UInt64
+    public let base: UInt64
+
+    public init(path: String, start: UInt64, end: UInt64, base: UInt64) {
+        self.path = path
+        self.start = start
+        self.end = end
+        self.base = base
+    }
+}
+
+extension ProcMapsLines {
+    /// The executable mappings of files (`r-xp ... /path`) in a maps text, each with its file's load base.
+    public static func executableFiles(in maps: [UInt8]) -> [MappedCode] {
+        var code: [(path: String, start: UInt64, end: UInt64)] = []
+        var bases: [String: UInt64] = [:]
+        var start = 0
+        while start < maps.count {
+            var end = start
+            while end < maps.count && maps[end] != UInt8(ascii: "\n") { end += 1 }
+            if let mapping = fileMapping(maps[start..<end]) {
+                if mapping.offset == 0 { bases[mapping.path] = min(bases[mapping.path] ?? .max, mapping.start) }
+                if mapping.executable { code.append((mapping.path, mapping.start, mapping.end)) }
+            }
+            start = end + 1
+        }
+        return code.compactMap { entry in
+            bases[entry.path].map { MappedCode(path: entry.path, start: entry.start, end: entry.end, base: $0) }
+        }
+    }
+
+    /// `start-end perms offset dev inode /path`; nil for anonymous and special (`[heap]`) mappings.
+    private static func fileMapping(_ line: ArraySlice<UInt8>) -> (
+        path: String, start: UInt64, end: UInt64, offset: UInt64, executable: Bool
+    )? {
+        guard let slash = line.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let fields = line[..<slash].split(separator: UInt8(ascii: " "))
+        guard fields.count >= 5, fields[1].count == 4 else { return nil }
+        let bounds = fields[0].split(separator: UInt8(ascii: "-")).compactMap { hex($0) }
+        guard bounds.count == 2, bounds[0] < bounds[1], let offset = hex(fields[2]) else { return nil }
+        let path = String(decoding: line[slash...], as: UTF8.self)
+        return (path, bounds[0], bounds[1], offset, fields[1][fields[1].startIndex + 2] == UInt8(ascii: "x"))
+    }
+
+    private static func hex(_ digits: ArraySlice<UInt8>) -> UInt64? {
+        UInt64(String(decoding: digits, as: UTF8.self), radix: 16)
+    }
+}

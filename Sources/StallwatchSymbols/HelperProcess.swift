@@ -6,18 +6,21 @@ import Glibc
 ///
 /// Not Foundation's `Process`: its `waitUntilExit()` polls a run loop every 50 ms, which would triple a one-shot
 /// `stallwatch stack`. Here the input sits in an in-memory file (no pipe to fill, no writer thread, no SIGPIPE), the
-/// output is read to end of file, and the child is reaped by its own pid only, never anyone else's.
+/// output is read to end of file, and the child is reaped by its own pid only, never anyone else's. A helper that
+/// outlives its deadline (a hung read on a network file system, a huge binary) is killed: the collector calling this
+/// has its own signals blocked for its signalfd and must never wait on a helper for ever.
 enum HelperProcess {
-    /// What the helper wrote on standard output, if it ran and exited with status 0.
-    static func run(_ executable: String, arguments: [String], environment: [String], input: String) -> String? {
+    /// What the helper wrote on standard output, if it ran, finished within `deadline` and exited with status 0.
+    static func run(
+        _ executable: String, arguments: [String], environment: [String], input: String,
+        deadline: Duration = .seconds(10)
+    ) -> String? {
         let bytes = Array(input.utf8)
         let stdinFile = bytes.withUnsafeBytes { sw_memory_file($0.baseAddress, UInt($0.count)) }
         guard stdinFile >= 0 else { return nil }
         defer { close(stdinFile) }
         var output: [Int32] = [-1, -1]
-        guard pipe(&output) == 0 else { return nil }
-        // Close-on-exec, so no other child (a workload launched meanwhile) inherits them.
-        for descriptor in output { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        guard sw_pipe_cloexec(&output) == 0 else { return nil }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -50,22 +53,46 @@ enum HelperProcess {
         defer { close(output[0]) }
         guard spawned == 0 else { return nil }
 
-        var collected: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(output[0], &buffer, buffer.count)
-            if count > 0 {
-                collected.append(contentsOf: buffer[..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
+        let collected = readToEnd(output[0], until: monotonicNanoseconds() + UInt64(deadline.nanoseconds))
+        if collected == nil { kill(pid, SIGKILL) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // Exited normally (no signal) with status 0.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else { return nil }
+        guard let collected, status & 0x7f == 0, (status >> 8) & 0xff == 0 else { return nil }
         return String(decoding: collected, as: UTF8.self)
+    }
+
+    /// Everything readable from `descriptor` until end of file, or nil if `deadline` (monotonic) passes first.
+    private static func readToEnd(_ descriptor: Int32, until deadline: UInt64) -> [UInt8]? {
+        var collected: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&request, 1, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }  // Timed out: the deadline check above ends it.
+            let count = read(descriptor, &buffer, buffer.count)
+            if count > 0 {
+                collected.append(contentsOf: buffer[..<count])
+            } else if count < 0 && (errno == EINTR || errno == EAGAIN) {
+                continue
+            } else {
+                return collected  // End of file (or a read error: what came so far is checked by the caller).
+            }
+        }
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

@@ -2,6 +2,7 @@
 import CStallwatchSystem
 import Foundation
 import StallwatchCore
+import Synchronization
 
 /// Names frames by running `llvm-symbolizer` once per batch of addresses, off the watched process.
 ///
@@ -15,47 +16,60 @@ public struct LLVMSymbolizer: SymbolSource {
     public let executable: String
     /// Which images it names (by path); the others are left to the next source.
     private let handles: @Sendable (String) -> Bool
+    /// The virtual address an image's first mapping is linked at (0 for PIE executables and shared objects; the
+    /// link address, e.g. 0x400000, for others): offsets from the load base become the addresses the tool expects.
+    private let linkBase: @Sendable (String) -> UInt64
+    /// Set once the tool failed (did not run, timed out, answered out of step): later batches skip it.
+    private let failure = FailureLatch()
 
-    public init(executable: String, handles: @escaping @Sendable (String) -> Bool = { _ in true }) {
+    public init(
+        executable: String, handles: @escaping @Sendable (String) -> Bool = { _ in true },
+        linkBase: @escaping @Sendable (String) -> UInt64 = { _ in 0 }
+    ) {
         self.executable = executable
         self.handles = handles
+        self.linkBase = linkBase
     }
 
     public var name: String { "llvm-symbolizer" }
 
     public func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
         var named: [[Frame]?] = lookups.map { _ in nil }
+        guard !failure.isSet else { return named }
         // Paths it could not read back unambiguously from a query line are left to the next source.
-        let queries = lookups.map { handles($0.image) ? Self.query(for: $0) : nil }
+        let queries = lookups.map { handles($0.image) ? Self.query(for: $0, linkBase: linkBase($0.image)) : nil }
         let asked = lookups.indices.filter { queries[$0] != nil }
-        guard !asked.isEmpty, let output = run(input: asked.compactMap { queries[$0] }.joined()) else { return named }
-        let answers = output.split(separator: "\n", omittingEmptySubsequences: true)
+        guard !asked.isEmpty else { return named }
+        let output = run(input: asked.compactMap { queries[$0] }.joined())
+        let answers = output?.split(separator: "\n", omittingEmptySubsequences: true) ?? []
         // One JSON object per query line, in order; anything else means the tool is not the one we expect.
-        guard answers.count == asked.count else { return named }
+        guard answers.count == asked.count else {
+            failure.set()
+            return named
+        }
         for (index, answer) in zip(asked, answers) {
             named[index] = Self.frames(fromAnswer: answer, for: lookups[index])
         }
         return named
     }
 
-    /// The query line for a lookup: the image, and the address as an offset from the image base. A return address
-    /// is named by the call before it.
-    static func query(for lookup: SymbolLookup) -> String? {
+    /// The query line for a lookup: the image, and the address it is linked at. A return address is named by the call
+    /// before it.
+    static func query(for lookup: SymbolLookup, linkBase: UInt64 = 0) -> String? {
         guard lookup.image.hasPrefix("/"), !lookup.image.contains("\""), !lookup.image.contains("\n") else {
             return nil
         }
-        return "\"\(lookup.image)\" 0x\(String(lookup.namedOffset, radix: 16))\n"
+        return "\"\(lookup.image)\" 0x\(String(linkBase &+ lookup.namedOffset, radix: 16))\n"
     }
 
     /// Parses one answer line: `{"Symbol": [{"FunctionName", "FileName", "Line", "Column"}, ...]}`, innermost
-    /// (inlined) first. `nil` if the line is not such an object.
+    /// (inlined) first. `nil` if the line is not such an object, or names nothing (an image it cannot read answers
+    /// with an error): the next source may still name it.
     static func frames(fromAnswer answer: Substring, for lookup: SymbolLookup) -> [Frame]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any] else {
-            return nil
-        }
-        // An image it cannot read (deleted, unreadable) answers with an error: the frame stays unnamed.
-        guard let symbols = object["Symbol"] as? [[String: Any]], !symbols.isEmpty else { return [lookup.bareFrame] }
-        return symbols.enumerated().map { index, symbol in
+        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
+            let symbols = object["Symbol"] as? [[String: Any]], !symbols.isEmpty
+        else { return nil }
+        let frames = symbols.enumerated().map { index, symbol in
             var frame = lookup.bareFrame
             if let raw = symbol["FunctionName"] as? String, !raw.isEmpty, raw != "??" {
                 frame.symbol = Demangler.readable(raw)
@@ -72,15 +86,19 @@ public struct LLVMSymbolizer: SymbolSource {
             frame.inlined = index < symbols.count - 1
             return frame
         }
+        return frames.contains { $0.symbol != nil || $0.file != nil } ? frames : nil
     }
 
     /// Runs the symbolizer on `input` (query lines) and returns what it printed, or nil if it could not run.
     private func run(input: String) -> String? {
-        // No network: debuginfod is consulted only when DEBUGINFOD_URLS is set.
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "DEBUGINFOD_URLS" }
+        // No network (debuginfod is consulted only when DEBUGINFOD_URLS is set), and no extra options
+        // (LLVM_SYMBOLIZER_OPTS could change the output format read here).
+        let environment = ProcessInfo.processInfo.environment.filter {
+            $0.key != "DEBUGINFOD_URLS" && $0.key != "LLVM_SYMBOLIZER_OPTS"
+        }
         return HelperProcess.run(
             executable,
-            arguments: ["--output-style=JSON", "--inlines", "--functions=linkage", "--no-demangle", "--relative-address"],
+            arguments: ["--output-style=JSON", "--inlines", "--functions=linkage", "--no-demangle"],
             environment: environment.map { "\($0.key)=\($0.value)" }, input: input)
     }
 }
@@ -116,4 +134,13 @@ extension LLVMSymbolizer {
         else { return nil }
         return String(path[..<slash])
     }
+}
+
+/// A flag set once, read from any thread.
+private final class FailureLatch: Sendable {
+    private let flag = Mutex(false)
+
+    var isSet: Bool { flag.withLock { $0 } }
+
+    func set() { flag.withLock { $0 = true } }
 }

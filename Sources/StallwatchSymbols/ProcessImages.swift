@@ -12,42 +12,54 @@ public struct ProcessImages: @unchecked Sendable {
     let map: ImageMap
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
+    /// Every file's executable mapping, for the images the toolchain's map leaves out (it finds no non-PIE
+    /// executable, e.g. a C program linked at 0x400000).
+    let code: [MappedCode]
 
-    init(map: ImageMap, vdso: Range<UInt64>?) {
+    init(map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode]) {
         self.map = map
         self.vdso = vdso
+        self.code = code
     }
 
     /// The images of another process. Reading its memory needs the same permission as ptrace.
     public static func capture(pid: Int32) -> ProcessImages {
-        ProcessImages(
+        let maps = mapsBytes(of: "\(pid)")
+        return ProcessImages(
             map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)),
-            vdso: vdsoRange(mapsOf: "\(pid)"))
+            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps))
     }
 
     /// The images of the calling process (used by the agent, which then sends them to the collector).
     public static func captureCurrentProcess() -> ProcessImages {
-        ProcessImages(map: ImageMap.capture(), vdso: vdsoRange(mapsOf: "self"))
+        let maps = mapsBytes(of: "self")
+        return ProcessImages(
+            map: ImageMap.capture(), vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps))
     }
 
-    /// The `[vdso]` line of `/proc/PROCESS/maps`.
-    static func vdsoRange(mapsOf process: String) -> Range<UInt64>? {
-        guard let handle = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return nil }
+    /// `/proc/PROCESS/maps`, empty if it cannot be read.
+    static func mapsBytes(of process: String) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return [] }
         defer { try? handle.close() }
         // The throwing read: the process may exit mid-read (ESRCH), which the non-throwing one traps on.
-        guard let data = try? handle.readToEnd() else { return nil }
-        return ProcMapsLines.ending(with: "[vdso]", in: [UInt8](data)).first.flatMap(ProcMapsLines.range(of:))
+        return (try? handle.readToEnd()).map { [UInt8]($0) } ?? []
+    }
+
+    /// The `[vdso]` line's range.
+    static func vdsoRange(in maps: [UInt8]) -> Range<UInt64>? {
+        ProcMapsLines.ending(with: "[vdso]", in: maps).first.flatMap(ProcMapsLines.range(of:))
     }
 
     private struct Encoding: Codable {
         var map: ImageMap
         var vdsoStart: UInt64?
         var vdsoEnd: UInt64?
+        var code: [MappedCode]?
     }
 
     /// A portable encoding, to carry the snapshot from the agent to the collector.
     public func encoded() -> [UInt8] {
-        let encoding = Encoding(map: map, vdsoStart: vdso?.lowerBound, vdsoEnd: vdso?.upperBound)
+        let encoding = Encoding(map: map, vdsoStart: vdso?.lowerBound, vdsoEnd: vdso?.upperBound, code: code)
         return (try? JSONEncoder().encode(encoding)).map { [UInt8]($0) } ?? []
     }
 
@@ -55,6 +67,7 @@ public struct ProcessImages: @unchecked Sendable {
     public init?(encoded bytes: [UInt8]) {
         guard let encoding = try? JSONDecoder().decode(Encoding.self, from: Data(bytes)) else { return nil }
         map = encoding.map
+        code = encoding.code ?? []
         if let start = encoding.vdsoStart, let end = encoding.vdsoEnd, start < end {
             vdso = start..<end
         } else {
@@ -67,9 +80,12 @@ public struct ProcessImages: @unchecked Sendable {
     /// The path (or name) of the image that contains `address`, and the address's offset from its base.
     public func image(containing address: UInt64) -> (path: String, offset: UInt64)? {
         if let vdso, vdso.contains(address) { return ("[vdso]", address - vdso.lowerBound) }
-        guard let index = map.indexOfImage(at: Backtrace.Address(address)) else { return nil }
-        let image = map[index]
-        let base = UInt64(image.baseAddress) ?? 0
-        return (image.path ?? image.name ?? "?", address >= base ? address - base : 0)
+        if let index = map.indexOfImage(at: Backtrace.Address(address)) {
+            let image = map[index]
+            let base = UInt64(image.baseAddress) ?? 0
+            return (image.path ?? image.name ?? "?", address >= base ? address - base : 0)
+        }
+        guard let mapped = code.first(where: { $0.start <= address && address < $0.end }) else { return nil }
+        return (mapped.path, address - mapped.base)
     }
 }

@@ -25,9 +25,12 @@ public final class Symbolicator: Sendable {
     private let cache = Mutex<[Key: [Frame]]>([:])
     private let sources: [any SymbolSource]
 
-    /// - Parameter sources: asked first, in order; the toolchain's `Runtime` module names what they leave.
-    public init(sources: [any SymbolSource] = []) {
-        self.sources = sources + [ToolchainSymbols()]
+    /// - Parameters:
+    ///   - sources: asked first, in order; the toolchain's `Runtime` module names what they leave.
+    ///   - parallel: whether the `Runtime` module may name images on several threads at once (worker threads of the
+    ///     calling process: right for the CLI, not inside a watched app).
+    public init(sources: [any SymbolSource] = [], parallel: Bool = false) {
+        self.sources = sources + [ToolchainSymbols(parallel: parallel)]
     }
 
     /// What names the frames, for diagnostics.

@@ -11,7 +11,12 @@ import StallwatchCore
 /// symbol table and walks every DWARF unit for inlined call sites), which grows with the size of the debug info;
 /// images are therefore named in parallel, one image per thread, its per-thread image cache never shared.
 public struct ToolchainSymbols: SymbolSource {
-    public init() {}
+    /// Whether images are named on several threads at once.
+    let parallel: Bool
+
+    public init(parallel: Bool = false) {
+        self.parallel = parallel
+    }
 
     public var name: String { "the toolchain's Runtime module" }
 
@@ -20,8 +25,12 @@ public struct ToolchainSymbols: SymbolSource {
         for (index, lookup) in lookups.enumerated() { byImage[lookup.image, default: []].append(index) }
         let groups = Array(byImage.values)
         let results = ResultSlots<[[Frame]]>(count: groups.count)
-        DispatchQueue.concurrentPerform(iterations: groups.count) { group in
-            results[group] = Self.name(groups[group].map { lookups[$0] }, images: images)
+        if parallel {
+            DispatchQueue.concurrentPerform(iterations: groups.count) { group in
+                results[group] = Self.name(groups[group].map { lookups[$0] }, images: images)
+            }
+        } else {
+            for group in groups.indices { results[group] = Self.name(groups[group].map { lookups[$0] }, images: images) }
         }
         var named: [[Frame]] = lookups.map { [$0.bareFrame] }
         for (group, indices) in groups.enumerated() {
@@ -37,7 +46,7 @@ public struct ToolchainSymbols: SymbolSource {
         var returns: [Int] = []
         for (index, lookup) in lookups.enumerated() {
             if lookup.interrupted {
-                named[index] = symbolicate([lookup], images: images).first ?? named[index]
+                named[index] = symbolicate([lookup], images: images)?.first ?? named[index]
             } else {
                 returns.append(index)
             }
@@ -48,22 +57,31 @@ public struct ToolchainSymbols: SymbolSource {
         let batch = [lookups[first]] + returns.map { lookups[$0] }
         var kinds = batch.map(\.interrupted)
         kinds[0] = true
-        let groups = symbolicate(batch, asProgramCounter: kinds, images: images)
-        for (slot, index) in returns.enumerated() where slot + 1 < groups.count { named[index] = groups[slot + 1] }
+        guard let groups = symbolicate(batch, asProgramCounter: kinds, images: images) else {
+            // Not one concrete frame per address: name them one by one instead, each as the program counter's
+            // return address (the address given twice, the first copy's frames dropped).
+            for index in returns {
+                let pair = [lookups[index], lookups[index]]
+                named[index] = symbolicate(pair, asProgramCounter: [true, false], images: images)?.last ?? named[index]
+            }
+            return named
+        }
+        for (slot, index) in returns.enumerated() { named[index] = groups[slot + 1] }
         return named
     }
 
-    /// Symbolicates one backtrace: for each entry, its inlined frames and then the function containing it.
+    /// Symbolicates one backtrace: for each entry, its inlined frames and then the function containing it; nil if
+    /// the symbolicator did not return one concrete frame per entry (the frames could not be matched to addresses).
     private static func symbolicate(
         _ entries: [SymbolLookup], asProgramCounter kinds: [Bool]? = nil, images: ProcessImages
-    ) -> [[Frame]] {
+    ) -> [[Frame]]? {
         let kinds = kinds ?? entries.map(\.interrupted)
         var groups: [[Frame]] = entries.map { [$0.bareFrame] }
         let richFrames: [RichFrame<UInt64>] = zip(entries, kinds).map { entry, isProgramCounter in
             isProgramCounter ? .programCounter(entry.address) : .returnAddress(entry.address)
         }
         let backtrace = Backtrace(architecture: "x86_64", frames: richFrames, images: images.map)
-        guard let symbolicated = backtrace.symbolicated(with: images.map) else { return groups }
+        guard let symbolicated = backtrace.symbolicated(with: images.map) else { return nil }
         // The symbolicator emits, per captured address, its inlined frames and then the real one.
         var slot = 0
         var group: [Frame] = []
@@ -77,7 +95,7 @@ public struct ToolchainSymbols: SymbolSource {
                 slot += 1
             }
         }
-        return groups
+        return slot == entries.count ? groups : nil
     }
 
     private static func describe(_ frame: SymbolicatedBacktrace.Frame, _ lookup: SymbolLookup) -> Frame {

@@ -28,4 +28,22 @@ import Testing
         #expect(ProcMapsLines.range(of: "garbage") == nil)
         #expect(ProcMapsLines.range(of: "2000-1000 r-xp") == nil)
     }
+
+    @Test func findsExecutableFileMappingsWithTheirLoadBase() {
+        let text = Array(
+            """
+            00400000-00401000 r--p 00000000 fd:01 7      /opt/app/nopie
+            00401000-00402000 r-xp 00001000 fd:01 7      /opt/app/nopie
+            7f0000000000-7f0000028000 r--p 00000000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f0000028000-7f000019d000 r-xp 00028000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f00001f5000-7f00001f6000 rw-p 00000000 00:00 0
+            7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]
+            """.utf8)
+        #expect(ProcMapsLines.executableFiles(in: text) == [
+            MappedCode(path: "/opt/app/nopie", start: 0x40_1000, end: 0x40_2000, base: 0x40_0000),
+            MappedCode(
+                path: "/usr/lib/x86_64-linux-gnu/libc.so.6", start: 0x7f00_0002_8000, end: 0x7f00_0019_d000,
+                base: 0x7f00_0000_0000),
+        ])
+    }
 }

@@ -136,4 +136,22 @@ func symbolicatedSamples(of binary: String, count: Int = 5, by kind: Symbolicato
             #expect(frames.contains { $0.symbol == "_start" })
         }
     }
+
+    /// A program linked at a fixed address (`-no-pie`), which the toolchain's image map leaves out: the CLI names it
+    /// from its symbol table, or with its lines when it has DWARF.
+    @Test(arguments: [true, false])
+    func nonPositionIndependentProgramIsNamed(withDebugInfo: Bool) throws {
+        let binary = try buildProgram(
+            source: cSpinner, fileName: "spinner.c",
+            compiler: ["/usr/bin/cc", "-O1", "-no-pie"] + (withDebugInfo ? ["-g"] : []))
+        let samples = try symbolicatedSamples(of: binary, count: 3)
+        for frames in samples {
+            let spin = try #require(frames.first { $0.symbol == "spin_forever" }, "\(frames)")
+            #expect(spin.image == binary)
+            if withDebugInfo {
+                #expect(spin.file?.hasSuffix("spinner.c") == true && (spin.line ?? 0) >= 3 && (spin.line ?? 0) <= 6)
+            }
+            #expect(frames.contains { $0.symbol == "main" })
+        }
+    }
 }

@@ -16,6 +16,10 @@ void sw_symbols_close(sw_symbols *_Nullable symbols);
 /// Whether the file itself carries DWARF (`.debug_info`): then a DWARF reader should name its frames.
 int sw_symbols_has_debug_info(const sw_symbols *_Nonnull symbols);
 
+/// The virtual address the image's first mapping is linked at: 0 for PIE executables and shared objects, the link
+/// address (e.g. 0x400000) for others. An offset from the load base plus this is the address in the file.
+uint64_t sw_symbols_link_base(const sw_symbols *_Nonnull symbols);
+
 /// Names `count` offsets from the image's load base (the start of its first mapping).
 ///
 /// For each, `names[i]` is the raw (mangled) name of the function symbol whose range contains it, or NULL; the

@@ -30,6 +30,10 @@ unsigned long sw_vdso_size(void);
 /// libswiftCore.so this process runs on. NULL too when the symbol is linked into the executable itself.
 const char *sw_library_defining(const char *symbol);
 
+/// pipe2(descriptors, O_CLOEXEC): both ends close-on-exec from the start, so no child spawned meanwhile by another
+/// thread inherits them. Returns 0 or -1 (errno set).
+int sw_pipe_cloexec(int descriptors[2]);
+
 /// An anonymous in-memory file (memfd_create, close-on-exec) holding `length` bytes of `data`, its offset back at
 /// the start: a helper process's whole standard input, with no pipe to fill up. Returns the descriptor or -1.
 int sw_memory_file(const void *data, unsigned long length);
