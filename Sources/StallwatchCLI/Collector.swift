@@ -223,7 +223,11 @@ final class Collector {
         case .inProcessSample(let pid, let identifier, let addresses, let capturedAt, let imageMap, let error):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
             if let imageMap, let bytes = Data(base64Encoded: imageMap) {
-                stall.images = ProcessImages(encoded: [UInt8](bytes)) ?? stall.images
+                if var sent = ProcessImages(encoded: [UInt8](bytes)) {
+                    // The agent's paths are its own: in a container, read them through its root.
+                    sent.fileRoot = ProcessImages.fileRoot(of: pid)
+                    stall.images = sent
+                }
             }
             if addresses.isEmpty {
                 if stall.report.samples.isEmpty { stall.report.captureMethod = .none }

@@ -37,7 +37,7 @@ final class ElfSymbolTables: SymbolSource {
     func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
         var named: [[Frame]?] = lookups.map { _ in nil }
         var byImage: [String: [Int]] = [:]
-        for (index, lookup) in lookups.enumerated() { byImage[lookup.image, default: []].append(index) }
+        for (index, lookup) in lookups.enumerated() { byImage[lookup.file, default: []].append(index) }
         for (path, indices) in byImage {
             guard let table = open(path), sw_symbols_has_debug_info(table.pointer) == 0 else { continue }
             let offsets = indices.map { lookups[$0].namedOffset }

@@ -37,7 +37,7 @@ public struct LLVMSymbolizer: SymbolSource {
         var named: [[Frame]?] = lookups.map { _ in nil }
         guard !failure.isSet else { return named }
         // Paths it could not read back unambiguously from a query line are left to the next source.
-        let queries = lookups.map { handles($0.image) ? Self.query(for: $0, linkBase: linkBase($0.image)) : nil }
+        let queries = lookups.map { handles($0.file) ? Self.query(for: $0, linkBase: linkBase($0.file)) : nil }
         let asked = lookups.indices.filter { queries[$0] != nil }
         guard !asked.isEmpty else { return named }
         let output = run(input: asked.compactMap { queries[$0] }.joined())
@@ -56,10 +56,10 @@ public struct LLVMSymbolizer: SymbolSource {
     /// The query line for a lookup: the image, and the address it is linked at. A return address is named by the call
     /// before it.
     static func query(for lookup: SymbolLookup, linkBase: UInt64 = 0) -> String? {
-        guard lookup.image.hasPrefix("/"), !lookup.image.contains("\""), !lookup.image.contains("\n") else {
+        guard lookup.file.hasPrefix("/"), !lookup.file.contains("\""), !lookup.file.contains("\n") else {
             return nil
         }
-        return "\"\(lookup.image)\" 0x\(String(linkBase &+ lookup.namedOffset, radix: 16))\n"
+        return "\"\(lookup.file)\" 0x\(String(linkBase &+ lookup.namedOffset, radix: 16))\n"
     }
 
     /// Parses one answer line: `{"Symbol": [{"FunctionName", "FileName", "Line", "Column"}, ...]}`, innermost

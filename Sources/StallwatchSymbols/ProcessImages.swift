@@ -15,11 +15,15 @@ public struct ProcessImages: @unchecked Sendable {
     /// Every file's executable mapping, for the images the toolchain's map leaves out (it finds no non-PIE
     /// executable, e.g. a C program linked at 0x400000).
     let code: [MappedCode]
+    /// Where the process's files are seen from here: `/proc/PID/root` when it runs in another mount namespace (a
+    /// container), whose paths name other files, or none at all, in ours; nil when its paths are ours.
+    public var fileRoot: String?
 
-    init(map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode]) {
+    init(map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil) {
         self.map = map
         self.vdso = vdso
         self.code = code
+        self.fileRoot = fileRoot
     }
 
     /// The images of another process. Reading its memory needs the same permission as ptrace.
@@ -27,7 +31,29 @@ public struct ProcessImages: @unchecked Sendable {
         let maps = mapsBytes(of: "\(pid)")
         return ProcessImages(
             map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)),
-            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps))
+            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid))
+    }
+
+    /// `/proc/PID/root` if the process sees another file system than this one (its mount namespace differs).
+    public static func fileRoot(of pid: Int32) -> String? {
+        let theirs = symbolicLink("/proc/\(pid)/ns/mnt")
+        guard let theirs, theirs != symbolicLink("/proc/self/ns/mnt") else { return nil }
+        return "/proc/\(pid)/root"
+    }
+
+    /// The path to open for an image path of the process: through its root when it has its own file system and
+    /// the file is there (it goes when the process exits), else the path itself.
+    public func readablePath(_ path: String) -> String {
+        guard let fileRoot, path.hasPrefix("/") else { return path }
+        let rooted = fileRoot + path
+        return access(rooted, R_OK) == 0 ? rooted : path
+    }
+
+    private static func symbolicLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The images of the calling process (used by the agent, which then sends them to the collector).

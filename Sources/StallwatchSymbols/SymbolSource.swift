@@ -10,6 +10,17 @@ public struct SymbolLookup: Hashable, Sendable {
     public let offset: UInt64
     /// The interrupted instruction is named as is; a return address by the call before it.
     public let interrupted: Bool
+    /// Where to read the image from here: its path, or the path through the process's root when it runs in a
+    /// container (``ProcessImages/readablePath(_:)``).
+    public let file: String
+
+    public init(address: UInt64, image: String, offset: UInt64, interrupted: Bool, file: String? = nil) {
+        self.address = address
+        self.image = image
+        self.offset = offset
+        self.interrupted = interrupted
+        self.file = file ?? image
+    }
 
     /// The offset to name: the call instruction before a return address, the interrupted instruction itself.
     public var namedOffset: UInt64 { interrupted || offset == 0 ? offset : offset - 1 }

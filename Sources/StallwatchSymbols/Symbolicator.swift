@@ -16,6 +16,7 @@ public final class Symbolicator: Sendable {
     /// A frame's identity independent of where its image is loaded: the same key names the same code in
     /// another sample, another stall or another process of the same binary.
     struct Key: Hashable {
+        /// The file read (a container's image is another file than the same path here).
         let image: String
         let offset: UInt64
         /// The interrupted instruction is looked up as is; return addresses at the call before them.
@@ -103,11 +104,13 @@ public final class Symbolicator: Sendable {
 
     private func lookup(_ address: UInt64, interrupted: Bool, images: ProcessImages) -> SymbolLookup? {
         guard let image = images.image(containing: address) else { return nil }
-        return SymbolLookup(address: address, image: image.path, offset: image.offset, interrupted: interrupted)
+        return SymbolLookup(
+            address: address, image: image.path, offset: image.offset, interrupted: interrupted,
+            file: images.readablePath(image.path))
     }
 
     private func key(_ lookup: SymbolLookup) -> Key {
-        Key(image: lookup.image, offset: lookup.offset, interrupted: lookup.interrupted)
+        Key(image: lookup.file, offset: lookup.offset, interrupted: lookup.interrupted)
     }
 
     /// The same frames at another load address (another process, or the same code mapped elsewhere).
