@@ -12,8 +12,8 @@ final class ChildProcess {
     private let output: StreamCollector
     private let errorOutput: StreamCollector
 
-    /// Starts `arguments[0]` (a path) with the driver's environment, stdin from /dev/null.
-    init(_ arguments: [String]) throws(BenchError) {
+    /// Starts `arguments[0]` (a path) with the driver's environment plus `extra`, stdin from /dev/null.
+    init(_ arguments: [String], environment extra: [String: String] = [:]) throws(BenchError) {
         self.arguments = arguments
         let outputPipe = try Self.makePipe()
         let errorPipe = try Self.makePipe()
@@ -25,7 +25,7 @@ final class ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, outputPipe.write, STDOUT_FILENO)
         posix_spawn_file_actions_adddup2(&actions, errorPipe.write, STDERR_FILENO)
 
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessInfo.processInfo.environment.merging(extra) { _, added in added }
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -133,7 +133,7 @@ struct StackComparison {
     /// Runs `tool` once against `pid`, from before it is started to the moment it exits.
     private static func time(_ tool: StackTool, pid: pid_t) throws(BenchError) -> (UInt64, UInt64, String) {
         let start = MonotonicClock.now()
-        let child = try ChildProcess(tool.arguments(pid: pid))
+        let child = try ChildProcess(tool.arguments(pid: pid), environment: tool.environment)
         let (status, end) = try child.waitForExit(timeout: 60)
         guard status == 0 else {
             throw BenchError("\(child.arguments.joined(separator: " ")) exited with \(status): \(child.standardError)")

@@ -46,6 +46,11 @@ extension StackComparison {
                 row.shows.names, row.shows.location,
             ])
             guard index > 0 else { continue }
+            if row.tool.isVariant {
+                report.lines.append(
+                    "stack wall ratio vs the same with the Runtime module alone: \(Self.ratio(ourWall / wall))")
+                continue
+            }
             let peer = row.tool.label.split(separator: " ").first.map(String.init) ?? row.tool.label
             report.lines.append("stack wall ratio vs \(peer): \(Self.ratio(ourWall / wall))")
             report.lines.append("stack stopped ratio vs \(peer): \(Self.ratio(ourStopped / stopped))")

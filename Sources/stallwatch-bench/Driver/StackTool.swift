@@ -13,6 +13,10 @@ struct StackTool {
     let demoRuns: Int
     /// The Debian package that installs it, for the line that says it is missing.
     let package: String?
+    /// Set in its environment on top of the driver's.
+    var environment: [String: String] = [:]
+    /// A variant of stallwatch itself, shown for comparison: no targets are checked against it.
+    var isVariant = false
 
     /// The full command line against `pid`.
     func arguments(pid: pid_t) -> [String] {
@@ -31,7 +35,14 @@ struct StackTool {
             ("eu-stack", "eu-stack -1 -p PID", ["-1", "-p", "PID"], 10, 3, "elfutils"),
             ("gdb", "gdb -p PID -batch -ex bt", ["-p", "PID", "-batch", "-ex", "bt"], 3, 1, "gdb"),
         ]
-        var tools = [stallwatch]
+        // The same command naming frames the way it did before symbol tables and llvm-symbolizer: the toolchain's
+        // Runtime module alone, which reads each image whole at its first lookup.
+        var runtimeOnly = StackTool(
+            label: "STALLWATCH_SYMBOLIZER=runtime stallwatch stack PID", executable: products.stallwatch,
+            template: ["stack", "PID"], runs: 10, demoRuns: 3, package: nil)
+        runtimeOnly.environment = ["STALLWATCH_SYMBOLIZER": "runtime"]
+        runtimeOnly.isVariant = true
+        var tools = [stallwatch, runtimeOnly]
         var missing: [String] = []
         for peer in peers {
             if let path = onPath(peer.name) {
