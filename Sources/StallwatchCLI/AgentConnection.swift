@@ -1,5 +1,6 @@
 // Finds the agent listening in a running process (STALLWATCH_LISTEN=1) and opens a session with it.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 
 /// Connects `stallwatch attach` to a process's listening agent.
@@ -121,10 +122,8 @@ enum AgentConnection {
 
     /// The process's environment at its start (`/proc/PID/environ`), or nil where it may not be read.
     static func processEnvironment(_ pid: Int32) -> [String: String]? {
-        guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/environ") else { return nil }
-        defer { try? handle.close() }
-        // The throwing read: the process may exit mid-read (ESRCH), which the non-throwing one traps on.
-        guard let data = try? handle.readToEnd() else { return nil }
+        // The process may exit mid-read (ESRCH): then there is no environment to read.
+        guard let data = FileBytes.read("/proc/\(pid)/environ") else { return nil }
         var environment: [String: String] = [:]
         for entry in data.split(separator: 0) {
             let text = String(decoding: entry, as: UTF8.self)

@@ -1,6 +1,7 @@
 // `stallwatch attach`: watches a running process through its listening agent or from outside, until Ctrl-C,
 // --duration or the process's exit, and leaves it running as it was.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import StallwatchReport
 

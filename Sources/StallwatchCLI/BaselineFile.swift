@@ -1,5 +1,7 @@
 // Reads the fingerprints of known stalls from an earlier JSON-lines report (`--baseline FILE`).
-import Foundation
+import FoundationEssentials
+import Glibc
+import StallwatchCore
 
 /// The stall fingerprints an earlier `--format json` report recorded: stalls CI already knows about.
 enum BaselineFile {
@@ -22,24 +24,27 @@ enum BaselineFile {
     /// A file with stallwatch records but no stalls is a valid (empty) baseline; a file with no stallwatch
     /// record at all is almost certainly the wrong file, and is refused.
     static func fingerprints(at path: String) throws(Failure) -> Set<String> {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        guard let data = FileBytes.read(path) else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         var fingerprints: Set<String> = []
         var records = 0
+        let decoder = JSONDecoder()
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("{") {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                let event = object["event"] as? String
+            guard let record = try? decoder.decode(Record.self, from: Data(line.utf8)), let event = record.event
             else { continue }
             records += 1
-            if event == "stall", let fingerprint = object["fingerprint"] as? String {
+            if event == "stall", let fingerprint = record.fingerprint {
                 fingerprints.insert(fingerprint)
             }
         }
         guard records > 0 else { throw .noRecords(path: path) }
         return fingerprints
+    }
+
+    /// The two keys a baseline needs from a record; the rest of it is not read.
+    private struct Record: Decodable {
+        let event: String?
+        let fingerprint: String?
     }
 }

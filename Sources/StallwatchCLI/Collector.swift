@@ -1,6 +1,7 @@
 // The collector: one thread, one poll loop over the agent's socket and stallwatch's signals (and, attached to a
 // process without an agent, the external watcher's samples).
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import StallwatchReport
 import StallwatchSymbols
@@ -415,8 +416,7 @@ final class Collector {
     }
 
     static func processName(_ pid: Int32) -> String {
-        let comm = ProcFile.read("/proc/\(pid)/comm")?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let comm = ProcFile.read("/proc/\(pid)/comm")?.trimmingWhitespace()
         return comm.flatMap { $0.isEmpty ? nil : $0 } ?? "pid \(pid)"
     }
 }

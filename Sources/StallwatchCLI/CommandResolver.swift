@@ -1,5 +1,6 @@
 // Resolves the workload's command the way a shell would, so errors name the real problem.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Finds the executable for a command name: a path as given, or the first match in `PATH`.
 enum CommandResolver {

@@ -1,5 +1,6 @@
 // Finds the files stallwatch ships beside its executable: the agent library and the demo workload.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Locates stallwatch's own files relative to the running executable.
 enum Installation {
@@ -11,7 +12,8 @@ enum Installation {
         let path =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        return (path as NSString).deletingLastPathComponent
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The agent library to preload, if it exists.

@@ -1,5 +1,6 @@
 // Writes the `--junit` report: checked for writability before the run, written whole after it.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 enum JUnitFile {
     /// Fails with the `--output` exit status if the file cannot be created or replaced.

@@ -1,5 +1,6 @@
 // Checks a running process before `attach` or `stack` touches it, and turns every obstacle into the fix.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 
 /// A running process as `/proc` describes it, and what may stop stallwatch from tracing it.

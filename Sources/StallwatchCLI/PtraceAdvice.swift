@@ -1,5 +1,7 @@
 // Turns a refused ptrace into advice: what blocked it and how to allow it.
-import Foundation
+import FoundationEssentials
+import Glibc
+import StallwatchCore
 
 /// Explains why ptrace was refused, in words that say what to change.
 enum PtraceAdvice {
@@ -36,6 +38,6 @@ enum PtraceAdvice {
     /// `kernel.yama.ptrace_scope`, or nil when Yama is not enabled.
     static func yamaScope() -> Int? {
         ProcFile.read("/proc/sys/kernel/yama/ptrace_scope")
-            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            .flatMap { Int($0.trimmingWhitespace()) }
     }
 }

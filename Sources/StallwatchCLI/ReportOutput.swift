@@ -1,5 +1,6 @@
 // Where reports go: stdout or a file opened for appending, one unbuffered write per record.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import StallwatchReport
 

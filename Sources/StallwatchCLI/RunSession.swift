@@ -1,5 +1,6 @@
 // `stallwatch run`: checks everything that can be checked, launches the workload, collects, summarises.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import StallwatchReport
 

@@ -1,6 +1,7 @@
 // Delivers stallwatch's own signals (Ctrl-C, termination, child exit) as readable events in the poll loop.
 import CStallwatchSystem
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Blocks the signals the collector handles and reads them from a `signalfd`, so the poll loop handles
 /// them in order with everything else, with no async-signal-safety concerns.

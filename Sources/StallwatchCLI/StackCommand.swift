@@ -1,6 +1,7 @@
 // `stallwatch stack`: a one-shot dump of a running process's stacks, stopping each thread for a fraction of a
 // millisecond.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import StallwatchReport
 import StallwatchSymbols

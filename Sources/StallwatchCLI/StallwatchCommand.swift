@@ -1,5 +1,6 @@
 // The entry point's one call: parse, dispatch, and turn every outcome into an exit status.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 
 /// Runs one stallwatch command line and returns the process's exit status.

@@ -1,5 +1,7 @@
 // Refuses to preload the agent into a program built against a different Swift runtime.
-import Foundation
+import FoundationEssentials
+import Glibc
+import StallwatchSymbols
 
 /// Swift on Linux has no stable ABI: the agent (a Swift library) must share the workload's Swift runtime.
 ///
@@ -32,16 +34,11 @@ enum SwiftRuntimeCheck {
     /// The `libswiftCore.so` the loader resolves for `executable`, or nil.
     static func workloadRuntimePath(executable: String) -> String? {
         guard FileManager.default.isExecutableFile(atPath: loader), isDynamicELF(executable) else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: loader)
-        process.arguments = ["--list", executable]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let text = String(data: data, encoding: .utf8) else { return nil }
+        let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        guard
+            let text = HelperProcess.run(
+                loader, arguments: ["--list", executable], environment: environment, input: "")
+        else { return nil }
         for line in text.split(separator: "\n") where line.contains("libswiftCore.so") {
             let parts = line.split(separator: " ")
             if let arrow = parts.firstIndex(of: "=>"), arrow + 1 < parts.count, parts[arrow + 1].hasPrefix("/") {
@@ -54,9 +51,11 @@ enum SwiftRuntimeCheck {
     /// Whether the file starts with the ELF magic (scripts are skipped: their interpreter is checked when the
     /// agent loads into it).
     static func isDynamicELF(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        return handle.readData(ofLength: 4) == Data([0x7f, 0x45, 0x4c, 0x46])
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return Glibc.read(descriptor, &magic, 4) == 4 && magic == [0x7f, 0x45, 0x4c, 0x46]
     }
 
     static func realPath(_ path: String) -> String {

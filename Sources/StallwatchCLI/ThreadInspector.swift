@@ -1,5 +1,6 @@
 // Reads a thread's scheduler state and CPU time from /proc, to tell computing from waiting.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 
 /// What `/proc/PID/task/TID` says about one thread.
@@ -36,7 +37,8 @@ enum ThreadInspector {
 
     /// The thread's name as the program set it (`comm`, at most 15 bytes), or nil once it is gone.
     static func name(pid: Int32, tid: Int32) -> String? {
-        ProcFile.read("/proc/\(pid)/task/\(tid)/comm").map { $0.trimmingCharacters(in: .newlines) }
+        // A name may itself start or end with spaces: only the line break goes.
+        ProcFile.read("/proc/\(pid)/task/\(tid)/comm").map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 }
     }
 
     /// The process's thread ids: the main thread first, then the others in ascending order.

@@ -1,5 +1,6 @@
 // Starts the workload with the agent preloaded and its end of the collector socket inherited.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 
 /// The launched workload process.

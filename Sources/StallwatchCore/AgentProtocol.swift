@@ -1,5 +1,6 @@
 // The messages between the agent (inside the workload) and the stallwatch collector, and how they travel.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What the agent tells the collector. One message per datagram on a `SOCK_SEQPACKET` socket.
 public enum AgentMessage: Codable, Equatable, Sendable {

@@ -1,5 +1,6 @@
 // Frame lateness as Tencent Matrix measures it: effective FPS per second and weighted dropped time.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Turns the times of a 60 Hz tick on the main run loop into frame-rate readings.
 ///

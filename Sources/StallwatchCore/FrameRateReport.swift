@@ -1,5 +1,6 @@
 // What `--fps` produces, as the collector hands it to the reporters, and how its settings travel.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One frame-rate event of a watched process: a second's reading or a run of dropped frames.
 public struct FrameRateReport: Equatable, Sendable {

@@ -9,9 +9,9 @@ import Glibc
 /// output is read to end of file, and the child is reaped by its own pid only, never anyone else's. A helper that
 /// outlives its deadline (a hung read on a network file system, a huge binary) is killed: the collector calling this
 /// has its own signals blocked for its signalfd and must never wait on a helper for ever.
-enum HelperProcess {
+public enum HelperProcess {
     /// What the helper wrote on standard output, if it ran, finished within `deadline` and exited with status 0.
-    static func run(
+    public static func run(
         _ executable: String, arguments: [String], environment: [String], input: String,
         deadline: Duration = .seconds(10)
     ) -> String? {

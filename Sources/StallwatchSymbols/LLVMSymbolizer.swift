@@ -1,6 +1,7 @@
 // LLVM's symbolizer, shipped with the Swift toolchain: reads only the DWARF units an address needs.
 import CStallwatchSystem
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCore
 import Synchronization
 
@@ -66,27 +67,47 @@ public struct LLVMSymbolizer: SymbolSource {
     /// (inlined) first. `nil` if the line is not such an object, or names nothing (an image it cannot read answers
     /// with an error): the next source may still name it.
     static func frames(fromAnswer answer: Substring, for lookup: SymbolLookup) -> [Frame]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
-            let symbols = object["Symbol"] as? [[String: Any]], !symbols.isEmpty
+        guard let decoded = try? JSONDecoder().decode(Answer.self, from: Data(answer.utf8)),
+            let symbols = decoded.symbols, !symbols.isEmpty
         else { return nil }
         let frames = symbols.enumerated().map { index, symbol in
             var frame = lookup.bareFrame
-            if let raw = symbol["FunctionName"] as? String, !raw.isEmpty, raw != "??" {
+            if let raw = symbol.functionName, !raw.isEmpty, raw != "??" {
                 frame.symbol = Demangler.readable(raw)
             }
-            if let file = symbol["FileName"] as? String, !file.isEmpty {
+            if let file = symbol.fileName, !file.isEmpty {
                 // Compiler-generated code comes as "/<compiler-generated>", as the toolchain's reader names it.
                 frame.file = file.hasPrefix("/<") ? String(file.dropFirst()) : file
                 // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
-                if let line = symbol["Line"] as? Int, line > 0 {
+                if let line = symbol.line, line > 0 {
                     frame.line = line
-                    frame.column = (symbol["Column"] as? Int).flatMap { $0 > 0 ? $0 : nil }
+                    frame.column = symbol.column.flatMap { $0 > 0 ? $0 : nil }
                 }
             }
             frame.inlined = index < symbols.count - 1
             return frame
         }
         return frames.contains { $0.symbol != nil || $0.file != nil } ? frames : nil
+    }
+
+    /// One answer line of `--output-style=JSON`; an error answer has no `Symbol`.
+    private struct Answer: Decodable {
+        let symbols: [Location]?
+
+        struct Location: Decodable {
+            let functionName: String?
+            let fileName: String?
+            let line: Int?
+            let column: Int?
+
+            enum CodingKeys: String, CodingKey {
+                case functionName = "FunctionName", fileName = "FileName", line = "Line", column = "Column"
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case symbols = "Symbol"
+        }
     }
 
     /// Runs the symbolizer on `input` (query lines) and returns what it printed, or nil if it could not run.

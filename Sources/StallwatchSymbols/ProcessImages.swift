@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
 import StallwatchCore
@@ -65,10 +66,7 @@ public struct ProcessImages: @unchecked Sendable {
 
     /// `/proc/PROCESS/maps`, empty if it cannot be read.
     static func mapsBytes(of process: String) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return [] }
-        defer { try? handle.close() }
-        // The throwing read: the process may exit mid-read (ESRCH), which the non-throwing one traps on.
-        return (try? handle.readToEnd()).map { [UInt8]($0) } ?? []
+        FileBytes.read("/proc/\(process)/maps") ?? []
     }
 
     /// The `[vdso]` line's range.

@@ -1,5 +1,6 @@
 // The stallwatch executable: everything lives in StallwatchCLI; this file only hands over and exits.
-import Foundation
+import FoundationEssentials
+import Glibc
 import StallwatchCLI
 
 @main

@@ -3,7 +3,7 @@
 extension StackComparison {
     /// What stallwatch's wall time is spent on beyond eu-stack's (README: "stallwatch stack").
     static let wallLimit =
-        "starting and exiting a Swift process with Foundation (~10 ms, eu-stack ~2) and reading the program's "
+        "starting and exiting a Swift process (~7 ms, eu-stack ~2) and reading the program's "
         + "DWARF for file:line and inlined frames (llvm-symbolizer, ~6 ms with its own start; eu-stack reads "
         + "ELF symbols only)"
 

@@ -1,0 +1,40 @@
+// Whole-file reads with plain system calls: /proc files report a size of 0, and a process may vanish mid-read.
+import Glibc
+
+/// Reads files to their end, however their size is reported.
+public enum FileBytes {
+    /// Every byte of `path`, or nil if it cannot be opened or a read fails (ESRCH when a /proc process exits).
+    public static func read(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = Glibc.read(descriptor, &chunk, chunk.count)
+            if count > 0 {
+                bytes.append(contentsOf: chunk[..<count])
+            } else if count == 0 {
+                return bytes
+            } else if errno != EINTR {
+                return nil
+            }
+        }
+    }
+
+    /// The file's text, decoded as UTF-8 (invalid bytes replaced).
+    public static func text(_ path: String) -> String? {
+        read(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces, tabs and line breaks (what /proc files end with).
+    public func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
