@@ -112,10 +112,11 @@ public struct LLVMSymbolizer: SymbolSource {
 
     /// Runs the symbolizer on `input` (query lines) and returns what it printed, or nil if it could not run.
     private func run(input: String) -> String? {
-        // No network (debuginfod is consulted only when DEBUGINFOD_URLS is set), and no extra options
-        // (LLVM_SYMBOLIZER_OPTS could change the output format read here).
+        // No network (debuginfod is consulted only when DEBUGINFOD_URLS is set), no extra options
+        // (LLVM_SYMBOLIZER_OPTS could change the output format read here), and no agent preloaded into it.
         let environment = ProcessInfo.processInfo.environment.filter {
-            $0.key != "DEBUGINFOD_URLS" && $0.key != "LLVM_SYMBOLIZER_OPTS"
+            !["DEBUGINFOD_URLS", "LLVM_SYMBOLIZER_OPTS", "LD_PRELOAD"].contains($0.key)
+                && !$0.key.hasPrefix("STALLWATCH_")
         }
         return HelperProcess.run(
             executable,
