@@ -26,20 +26,28 @@ void sw_images_load(sw_images *images, pid_t pid) {
     if (old.pid != pid) sw_images_clear(&old);
     images->pid = pid;
     images->count = 0;
-    char path[64], line[4096 + 128];
+    char path[64], line[4096 + 128], file_path[4096 + 128] = "";
+    unsigned long long file_base = 0;
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *maps = fopen(path, "re");
     while (maps != NULL && fgets(line, sizeof line, maps) != NULL && images->count < SW_MAX_IMAGES) {
-        unsigned long long start, end;
+        unsigned long long start, end, offset;
         char perms[8];
         int name_at = 0;
-        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &name_at) != 3) continue;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &name_at) != 4) continue;
+        if (line[name_at] != '/') continue;
+        // The file's first mapping holds its ELF header; its code follows it in the maps.
+        if (offset == 0) {
+            file_base = start;
+            snprintf(file_path, sizeof file_path, "%s", line + name_at);
+        }
         // Only file-backed code: [vdso] is handled separately, anonymous JIT code has no tables.
-        if (perms[2] != 'x' || line[name_at] != '/') continue;
-        sw_image image = {start, end, NULL};
+        if (perms[2] != 'x') continue;
+        sw_image image = {start, end, strcmp(file_path, line + name_at) == 0 ? file_base : 0, NULL, {0, 0, 0, 0}};
         for (int i = 0; i < old.count; i++) {
             if (old.list[i].start == start && old.list[i].end == end) {
                 image.upt = old.list[i].upt;
+                image.memory = old.list[i].memory;
                 old.list[i].upt = NULL;
                 break;
             }
@@ -48,6 +56,13 @@ void sw_images_load(sw_images *images, pid_t pid) {
     }
     if (maps != NULL) fclose(maps);
     sw_images_clear(&old);
+}
+
+sw_image *sw_images_find(sw_images *images, uint64_t ip) {
+    for (int i = 0; i < images->count; i++) {
+        if (ip >= images->list[i].start && ip < images->list[i].end) return &images->list[i];
+    }
+    return NULL;
 }
 
 void *sw_images_handle(sw_images *images, uint64_t ip) {

@@ -24,10 +24,21 @@ void sw_vdso_locate(pid_t pid, sw_vdso_target *out);
 int sw_vdso_find_proc_info(const sw_vdso_target *vdso, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                            int need_unwind_info, void *arg);
 
+/// Where an image's unwind table lives in the target's own memory: its `.eh_frame_hdr` is part of a loaded
+/// segment, so it can be read without the file (deleted, replaced, or in another mount namespace).
+typedef struct sw_memory_table {
+    int state;              ///< 0: not looked for yet; 1: found; -1: none
+    uint64_t eh_frame_hdr;  ///< target address (segbase of the search table)
+    uint64_t table;         ///< target address of the binary-search table
+    uint64_t fde_count;
+} sw_memory_table;
+
 /// A code mapping of the target and the libunwind-ptrace handle caching its ELF file.
 typedef struct sw_image {
     uint64_t start, end;
-    void *upt;  // _UPT_create(pid), opened lazily
+    uint64_t base;  // start of the same file's mapping at offset 0 (its ELF header), 0 if unknown
+    void *upt;      // _UPT_create(pid), opened lazily
+    sw_memory_table memory;
 } sw_image;
 
 enum { SW_MAX_IMAGES = 256 };
@@ -44,6 +55,13 @@ void sw_images_load(sw_images *images, pid_t pid);
 void sw_images_clear(sw_images *images);
 /// The handle for the image containing `ip`, or NULL when no known image does.
 void *sw_images_handle(sw_images *images, uint64_t ip);
+/// The image containing `ip`, or NULL.
+sw_image *sw_images_find(sw_images *images, uint64_t ip);
+
+/// Looks up unwind info for `ip` in `image` from the `.eh_frame_hdr` in the target's memory, for when its ELF file
+/// cannot be opened; same contract as `find_proc_info`. Reads the target through `as`'s accessors with `arg`.
+int sw_memory_find_proc_info(sw_image *image, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                             int need_unwind_info, void *arg);
 /// Opens every image's ELF file and unwind table not opened yet, so a capture does not do it while the
 /// target is stopped. Reads target memory through `space`'s accessors: call with the sampler active.
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space);

@@ -1,4 +1,4 @@
-// Unwind info for the vDSO of another process.
+// Unwind info for the vDSO of another process, and for images whose file cannot be opened.
 //
 // Why this exists: libunwind-ptrace 1.6.2 finds unwind tables by opening the ELF file behind each
 // mapping in /proc/PID/maps. The vDSO has no file, so a thread stopped inside clock_gettime() or
@@ -174,5 +174,68 @@ int sw_vdso_find_proc_info(const sw_vdso_target *vdso, unw_addr_space_t as, unw_
     // The table, FDEs and CIEs are read through `as`'s accessors with `arg`, i.e. from the target.
     // On success pi->unwind_info comes from libunwind's own pool; its DWARF layer frees it for
     // table-format info and never calls our put_unwind_info, so we own nothing here.
+    return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+// MARK: - Unwind tables read from the target's memory
+
+/// Reads `length` bytes of the target at `address`, a word at a time, through the address space's accessors.
+static int read_target(unw_addr_space_t as, void *arg, uint64_t address, void *buffer, size_t length) {
+    unw_accessors_t *accessors = unw_get_accessors(as);
+    uint8_t *out = buffer;
+    for (size_t done = 0; done < length; done += sizeof(unw_word_t)) {
+        unw_word_t word;
+        if (accessors->access_mem(as, (unw_word_t)(address + done), &word, 0, arg) < 0) return -1;
+        size_t take = length - done < sizeof word ? length - done : sizeof word;
+        memcpy(out + done, &word, take);
+    }
+    return 0;
+}
+
+/// Finds the image's `.eh_frame_hdr` through the ELF and program headers mapped at its base.
+static void locate_memory_table(sw_image *image, unw_addr_space_t as, void *arg) {
+    image->memory.state = -1;
+    if (image->base == 0) return;
+    ElfW(Ehdr) header;
+    if (read_target(as, arg, image->base, &header, sizeof header) != 0) return;
+    if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) return;
+    if (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phnum == 0 || header.e_phnum > 64) return;
+    ElfW(Phdr) segments[64];
+    if (read_target(as, arg, image->base + header.e_phoff, segments, header.e_phnum * sizeof segments[0]) != 0) return;
+    uint64_t first_load = UINT64_MAX, eh_vaddr = 0;
+    int have_eh = 0;
+    for (int i = 0; i < header.e_phnum; i++) {
+        if (segments[i].p_type == PT_LOAD && segments[i].p_offset == 0) first_load = segments[i].p_vaddr;
+        if (segments[i].p_type == PT_GNU_EH_FRAME) eh_vaddr = segments[i].p_vaddr, have_eh = 1;
+    }
+    if (!have_eh || first_load == UINT64_MAX) return;
+    // Load bias: where the base is, minus where the first segment was linked (0 for PIE and shared objects).
+    uint64_t hdr = image->base - (first_load & ~0xfffULL) + eh_vaddr;
+    uint8_t bytes[4 + 8 + 8];
+    if (read_target(as, arg, hdr, bytes, sizeof bytes) != 0) return;
+    // Same layout and the same one table encoding libunwind can search as for the vDSO.
+    if (bytes[0] != 1 || bytes[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return;
+    const uint8_t *p = bytes + 4, *end = bytes + sizeof bytes;
+    uint64_t eh_frame_ptr, fde_count;
+    if (read_encoded(&p, end, bytes[1], &eh_frame_ptr) != 0) return;
+    if (read_encoded(&p, end, bytes[2], &fde_count) != 0 || fde_count == 0) return;
+    image->memory.eh_frame_hdr = hdr;
+    image->memory.table = hdr + (uint64_t)(p - bytes);
+    image->memory.fde_count = fde_count;
+    image->memory.state = 1;
+}
+
+int sw_memory_find_proc_info(sw_image *image, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                             int need_unwind_info, void *arg) {
+    if (image->memory.state == 0) locate_memory_table(image, as, arg);
+    if (image->memory.state != 1) return -UNW_ENOINFO;
+    unw_dyn_info_t di;
+    memset(&di, 0, sizeof di);
+    di.start_ip = image->start;
+    di.end_ip = image->end;
+    di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    di.u.rti.segbase = image->memory.eh_frame_hdr;
+    di.u.rti.table_data = image->memory.table;
+    di.u.rti.table_len = image->memory.fde_count * 8 / sizeof(unw_word_t);
     return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
 }

@@ -188,8 +188,8 @@ enum Preflight {
         if let executable, executable.hasSuffix(deleted) {
             let path = String(executable.dropLast(deleted.count))
             warnings.append(
-                "the program file \(path) was replaced or deleted after pid \(pid) started, so its function names"
-                    + " may be missing or wrong: restart the process to run (and name) the current build")
+                "the program file \(path) was replaced or deleted after pid \(pid) started: its frames are named from"
+                    + " the copy it runs (/proc/\(pid)/exe), not the file now at that path")
         }
         var libraries: [String] = []
         for line in ProcMapsLines.ending(with: deleted, in: ProcFile.bytes("/proc/\(pid)/maps") ?? [])

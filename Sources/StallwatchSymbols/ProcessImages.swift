@@ -19,12 +19,19 @@ public struct ProcessImages: @unchecked Sendable {
     /// Where the process's files are seen from here: `/proc/PID/root` when it runs in another mount namespace (a
     /// container), whose paths name other files, or none at all, in ours; nil when its paths are ours.
     public var fileRoot: String?
+    /// A program file deleted or replaced on disk since the process started (its maps say `PATH (deleted)`), and
+    /// where the running copy can still be read: `/proc/PID/exe`.
+    var runningExecutable: (mapped: String, readable: String)?
 
-    init(map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil) {
+    init(
+        map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
+        runningExecutable: (mapped: String, readable: String)? = nil
+    ) {
         self.map = map
         self.vdso = vdso
         self.code = code
         self.fileRoot = fileRoot
+        self.runningExecutable = runningExecutable
     }
 
     /// The images of another process. Reading its memory needs the same permission as ptrace.
@@ -32,7 +39,15 @@ public struct ProcessImages: @unchecked Sendable {
         let maps = mapsBytes(of: "\(pid)")
         return ProcessImages(
             map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)),
-            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid))
+            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid),
+            runningExecutable: replacedExecutable(of: pid))
+    }
+
+    /// The process's program file if it was deleted or replaced since it started, with `/proc/PID/exe`, through
+    /// which the kernel still serves the file the process runs.
+    static func replacedExecutable(of pid: Int32) -> (mapped: String, readable: String)? {
+        guard let target = symbolicLink("/proc/\(pid)/exe"), target.hasSuffix(" (deleted)") else { return nil }
+        return (target, "/proc/\(pid)/exe")
     }
 
     /// `/proc/PID/root` if the process sees another file system than this one (its mount namespace differs).
@@ -42,9 +57,11 @@ public struct ProcessImages: @unchecked Sendable {
         return "/proc/\(pid)/root"
     }
 
-    /// The path to open for an image path of the process: through its root when it has its own file system and
-    /// the file is there (it goes when the process exits), else the path itself.
+    /// The path to open for an image path of the process: the running copy of a replaced program; through its root
+    /// when it has its own file system and the file is there (it goes when the process exits); else the path.
     public func readablePath(_ path: String) -> String {
+        // A rebuilt or upgraded program: name its frames from the file it is running, not the new one.
+        if let runningExecutable, path == runningExecutable.mapped { return runningExecutable.readable }
         guard let fileRoot, path.hasPrefix("/") else { return path }
         let rooted = fileRoot + path
         return access(rooted, R_OK) == 0 ? rooted : path

@@ -457,7 +457,7 @@ extension RunResult {
         container.standardOutput = FileHandle.nullDevice
         try container.run()
         defer {
-            container.terminate()
+            kill(container.processIdentifier, SIGKILL)
             container.waitUntilExit()
         }
         // Wait for the exec: the process then runs the copy inside its namespace.
@@ -474,5 +474,49 @@ extension RunResult {
         let frame = try #require(
             result.stdout.split(separator: "\n").first { $0.contains("spin_in_container") }, "stack: \(result.stdout)")
         #expect(frame.contains("at program.c:"), "line from the program's own debug info: \(frame)")
+        // Unwound from the unwind tables in its memory, since libunwind cannot open the file either.
+        #expect(result.stdout.contains(" main ") && result.stdout.contains("_start"), "stack: \(result.stdout)")
+    }
+}
+
+/// A program replaced on disk while it runs (a deploy): its frames still come from the file it runs.
+@Suite(.serialized) struct ReplacedProgramTests {
+    @Test func stackOfAProgramReplacedOnDiskIsCompleteAndNamed() throws {
+        let source = """
+            #include <stdio.h>
+            __attribute__((noinline)) static unsigned long spin_before_upgrade(unsigned long state) {
+                while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
+                return state;
+            }
+            int main(int argc, char **argv) { printf("%lu\\n", spin_before_upgrade((unsigned long)argc)); return 0; }
+            """
+        let directory = try compile(source, language: "c", output: "daemon", extraArguments: ["-g", "-O1"])
+        let program = directory.appendingPathComponent("daemon").path
+        let running = Process()
+        running.executableURL = URL(fileURLWithPath: program)
+        running.standardOutput = FileHandle.nullDevice
+        try running.run()
+        defer {
+            // SIGKILL: a child spawned from a test's worker thread inherits its blocked signals, SIGTERM among them.
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
+        usleep(200_000)
+        // The upgrade: a new build, its functions elsewhere, renamed over the old path as package managers and deploy
+        // scripts do. Named from that file, the running code would get the new build's names, or none.
+        let newBuild = try compile(
+            "static int padding[4096];\n" + source.replacingOccurrences(of: "spin_before_upgrade", with: "spin_after_upgrade"),
+            language: "c", output: "daemon", extraArguments: ["-g", "-O0"])
+        let upgrade = directory.appendingPathComponent("daemon.new").path
+        try FileManager.default.copyItem(atPath: newBuild.appendingPathComponent("daemon").path, toPath: upgrade)
+        #expect(rename(upgrade, program) == 0)
+        let result = try runStallwatch(["stack", String(running.processIdentifier)])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("was replaced or deleted after pid \(running.processIdentifier) started"))
+        let frame = try #require(
+            result.stdout.split(separator: "\n").first { $0.contains("spin_before_upgrade") }, "stack: \(result.stdout)")
+        #expect(frame.contains("at program.c:"), "named from the running copy: \(frame)")
+        #expect(!result.stdout.contains("spin_after_upgrade"), "stack: \(result.stdout)")
+        #expect(result.stdout.contains(" main ") && result.stdout.contains("_start"), "complete: \(result.stdout)")
     }
 }
