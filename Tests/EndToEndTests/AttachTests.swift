@@ -430,21 +430,26 @@ extension RunResult {
 
 }
 
+/// A C program whose main thread spins in `function` for ever.
+func spinningProgram(_ function: String) -> String {
+    """
+    #include <stdio.h>
+    __attribute__((noinline)) static unsigned long \(function)(unsigned long state) {
+        while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
+        return state;
+    }
+    int main(int argc, char **argv) { printf("%lu\\n", \(function)((unsigned long)argc)); return 0; }
+    """
+}
+
 /// A process in a container sees other files at the same paths: its image paths must be read through its root.
 @Suite(.serialized) struct ContainerTests {
     /// A C program, run from a directory that exists only in its own mount namespace (a tmpfs mounted there by
     /// `unshare -m`): at its path on this side there is nothing.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
     func stackOfAProcessInAnotherMountNamespaceIsNamed() throws {
-        let source = """
-            #include <stdio.h>
-            __attribute__((noinline)) static unsigned long spin_in_container(unsigned long state) {
-                while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
-                return state;
-            }
-            int main(int argc, char **argv) { printf("%lu\\n", spin_in_container((unsigned long)argc)); return 0; }
-            """
-        let built = try compile(source, language: "c", output: "spinner", extraArguments: ["-g", "-O1"])
+        let built = try compile(
+            spinningProgram("spin_in_container"), language: "c", output: "spinner", extraArguments: ["-g", "-O1"])
         let hidden = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-ns-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: true)
         let inside = hidden.appendingPathComponent("spinner").path
@@ -482,15 +487,8 @@ extension RunResult {
 /// A program replaced on disk while it runs (a deploy): its frames still come from the file it runs.
 @Suite(.serialized) struct ReplacedProgramTests {
     @Test func stackOfAProgramReplacedOnDiskIsCompleteAndNamed() throws {
-        let source = """
-            #include <stdio.h>
-            __attribute__((noinline)) static unsigned long spin_before_upgrade(unsigned long state) {
-                while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
-                return state;
-            }
-            int main(int argc, char **argv) { printf("%lu\\n", spin_before_upgrade((unsigned long)argc)); return 0; }
-            """
-        let directory = try compile(source, language: "c", output: "daemon", extraArguments: ["-g", "-O1"])
+        let directory = try compile(
+            spinningProgram("spin_before_upgrade"), language: "c", output: "daemon", extraArguments: ["-g", "-O1"])
         let program = directory.appendingPathComponent("daemon").path
         let running = Process()
         running.executableURL = URL(fileURLWithPath: program)
@@ -505,7 +503,7 @@ extension RunResult {
         // The upgrade: a new build, its functions elsewhere, renamed over the old path as package managers and deploy
         // scripts do. Named from that file, the running code would get the new build's names, or none.
         let newBuild = try compile(
-            "static int padding[4096];\n" + source.replacingOccurrences(of: "spin_before_upgrade", with: "spin_after_upgrade"),
+            "static int padding[4096];\n" + spinningProgram("spin_after_upgrade"),
             language: "c", output: "daemon", extraArguments: ["-g", "-O0"])
         let upgrade = directory.appendingPathComponent("daemon.new").path
         try FileManager.default.copyItem(atPath: newBuild.appendingPathComponent("daemon").path, toPath: upgrade)
