@@ -304,7 +304,7 @@ public enum ArgumentParser {
                 case .failure(let failure): throw invalid(": \(failure)")
                 case .success(let parsedDuration): duration = parsedDuration
                 }
-                let nanoseconds = WatchOptions.nanoseconds(duration)
+                let nanoseconds = duration.nanoseconds
                 switch definition.key {
                 case .maxStall: parsed.watch.budget.maxStall = nanoseconds
                 case .maxTotal: parsed.watch.budget.maxTotal = nanoseconds
@@ -323,10 +323,10 @@ public enum ArgumentParser {
                 switch definition.key {
                 case .fpsMaxFrame:
                     let duration = try bounded(value, within: WatchOptions.fpsMaxFrameRange, invalid: invalid)
-                    configuration.maxFrameInterval = WatchOptions.nanoseconds(duration)
+                    configuration.maxFrameInterval = duration.nanoseconds
                 case .fpsDump:
                     let duration = try bounded(value, within: WatchOptions.fpsDumpRange, invalid: invalid)
-                    configuration.dumpThreshold = WatchOptions.nanoseconds(duration)
+                    configuration.dumpThreshold = duration.nanoseconds
                 default:
                     let range = WatchOptions.fpsPowRange
                     guard let pow = Double(value), range.contains(pow) else {

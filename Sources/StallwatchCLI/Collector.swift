@@ -81,7 +81,7 @@ final class Collector {
         self.options = options
         self.output = output
         if case .child = target, let timeout = options.timeout {
-            timeoutDeadline = monotonicNow() + WatchOptions.nanoseconds(timeout)
+            timeoutDeadline = monotonicNow() + timeout.nanoseconds
         }
     }
 
@@ -416,14 +416,8 @@ final class Collector {
     }
 
     static func processName(_ pid: Int32) -> String {
-        let comm = ProcFile.read("/proc/\(pid)/comm")?.trimmingWhitespace()
+        let comm = FileBytes.text("/proc/\(pid)/comm")?.trimmingWhitespace()
         return comm.flatMap { $0.isEmpty ? nil : $0 } ?? "pid \(pid)"
     }
 }
 
-/// `CLOCK_MONOTONIC` now, in nanoseconds: the time base shared with the agent.
-func monotonicNow() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchSymbols
 
 /// A running process as `/proc` describes it, and what may stop stallwatch from tracing it.
 struct TargetProcess {
@@ -184,19 +185,19 @@ enum Preflight {
     static func replacedFiles(pid: Int32) -> [String] {
         let deleted = " (deleted)"
         var warnings: [String] = []
-        let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
-        if let executable, executable.hasSuffix(deleted) {
-            let path = String(executable.dropLast(deleted.count))
+        // The same check the symbolicator makes to read such a program from the copy it runs.
+        let program = ProcessImages.replacedExecutable(of: pid).map { String($0.mapped.dropLast(deleted.count)) }
+        if let path = program {
             warnings.append(
                 "the program file \(path) was replaced or deleted after pid \(pid) started: its frames are named from"
                     + " the copy it runs (/proc/\(pid)/exe), not the file now at that path")
         }
         var libraries: [String] = []
-        for line in ProcMapsLines.ending(with: deleted, in: ProcFile.bytes("/proc/\(pid)/maps") ?? [])
+        for line in ProcMapsLines.ending(with: deleted, in: FileBytes.read("/proc/\(pid)/maps") ?? [])
         where line.contains(" r-xp ") {
             guard let slash = line.firstIndex(of: "/") else { continue }
             let path = String(line[slash...].dropLast(deleted.count))
-            if path != executable?.dropLast(deleted.count).description, !libraries.contains(path) {
+            if path != program, !libraries.contains(path) {
                 libraries.append(path)
             }
         }
@@ -215,7 +216,7 @@ struct ProcStatus {
     let fields: [String: String]
 
     init?(pid: Int32) {
-        guard let text = ProcFile.read("/proc/\(pid)/status"), !text.isEmpty else { return nil }
+        guard let text = FileBytes.text("/proc/\(pid)/status"), !text.isEmpty else { return nil }
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }

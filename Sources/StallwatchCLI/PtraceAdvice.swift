@@ -37,7 +37,7 @@ enum PtraceAdvice {
 
     /// `kernel.yama.ptrace_scope`, or nil when Yama is not enabled.
     static func yamaScope() -> Int? {
-        ProcFile.read("/proc/sys/kernel/yama/ptrace_scope")
+        FileBytes.text("/proc/sys/kernel/yama/ptrace_scope")
             .flatMap { Int($0.trimmingWhitespace()) }
     }
 }

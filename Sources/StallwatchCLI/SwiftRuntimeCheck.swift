@@ -1,6 +1,7 @@
 // Refuses to preload the agent into a program built against a different Swift runtime.
 import FoundationEssentials
 import Glibc
+import StallwatchCore
 import StallwatchSymbols
 
 /// Swift on Linux has no stable ABI: the agent (a Swift library) must share the workload's Swift runtime.
@@ -12,7 +13,7 @@ enum SwiftRuntimeCheck {
 
     /// The real path of the Swift runtime this process (and the agent, built with it) uses.
     static func agentRuntimePath() -> String? {
-        guard let maps = ProcFile.read("/proc/self/maps") else { return nil }
+        guard let maps = FileBytes.text("/proc/self/maps") else { return nil }
         for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
             if let slash = line.firstIndex(of: "/") { return realPath(String(line[slash...])) }
         }

@@ -16,15 +16,15 @@ enum ThreadInspector {
         guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
         guard state != "R" else { return ThreadState(state: state) }
         let directory = "/proc/\(pid)/task/\(tid)"
-        let syscall = ProcFile.read(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
-        let waitChannel = ProcFile.read(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
+        let syscall = FileBytes.text(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
+        let waitChannel = FileBytes.text(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
         return ThreadState(state: state, syscall: syscall.map(SyscallNames.name), waitChannel: waitChannel)
     }
 
     /// CPU time of the thread so far, in nanoseconds: the scheduler's exact count from `schedstat`, or
     /// user plus system time from `stat` (10 ms ticks) where the kernel does not keep schedstat.
     static func cpuTime(pid: Int32, tid: Int32) -> UInt64? {
-        if let schedstat = ProcFile.read("/proc/\(pid)/task/\(tid)/schedstat"),
+        if let schedstat = FileBytes.text("/proc/\(pid)/task/\(tid)/schedstat"),
             let onCPU = schedstat.split(separator: " ").first.flatMap({ UInt64($0) }), onCPU > 0
         {
             return onCPU
@@ -38,7 +38,7 @@ enum ThreadInspector {
     /// The thread's name as the program set it (`comm`, at most 15 bytes), or nil once it is gone.
     static func name(pid: Int32, tid: Int32) -> String? {
         // A name may itself start or end with spaces: only the line break goes.
-        ProcFile.read("/proc/\(pid)/task/\(tid)/comm").map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 }
+        FileBytes.text("/proc/\(pid)/task/\(tid)/comm").map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 }
     }
 
     /// The process's thread ids: the main thread first, then the others in ascending order.
@@ -51,7 +51,7 @@ enum ThreadInspector {
     /// The fields of `stat` after the command name (which may itself contain spaces and parentheses):
     /// index 0 is the state (field 3), index 11 `utime` (field 14), index 12 `stime` (field 15).
     static func statFields(pid: Int32, tid: Int32) -> [Substring]? {
-        guard let text = ProcFile.read("/proc/\(pid)/task/\(tid)/stat"),
+        guard let text = FileBytes.text("/proc/\(pid)/task/\(tid)/stat"),
             let close = text.lastIndex(of: ")")
         else { return nil }
         return text[text.index(after: close)...].split(separator: " ")

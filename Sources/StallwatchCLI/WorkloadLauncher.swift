@@ -89,11 +89,7 @@ enum WorkloadLauncher {
 }
 
 extension WatchOptions {
-    var thresholdNanoseconds: UInt64 { Self.nanoseconds(threshold) }
+    var thresholdNanoseconds: UInt64 { threshold.nanoseconds }
 
     /// A non-negative duration in whole nanoseconds.
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-    }
 }

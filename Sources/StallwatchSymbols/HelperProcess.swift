@@ -1,6 +1,7 @@
 // Runs a helper program to completion with posix_spawn: input from memory, output collected, exit reaped at once.
 import CStallwatchSystem
 import Glibc
+import StallwatchCore
 
 /// A short-lived helper process (`llvm-symbolizer`).
 ///
@@ -53,7 +54,7 @@ public enum HelperProcess {
         defer { close(output[0]) }
         guard spawned == 0 else { return nil }
 
-        let collected = readToEnd(output[0], until: monotonicNanoseconds() + UInt64(deadline.nanoseconds))
+        let collected = readToEnd(output[0], until: monotonicNow() + deadline.nanoseconds)
         if collected == nil { kill(pid, SIGKILL) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -67,7 +68,7 @@ public enum HelperProcess {
         var collected: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let now = monotonicNanoseconds()
+            let now = monotonicNow()
             guard now < deadline else { return nil }
             var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&request, 1, Int32(min((deadline - now) / 1_000_000 + 1, 60_000)))
@@ -82,17 +83,5 @@ public enum HelperProcess {
                 return collected  // End of file (or a read error: what came so far is checked by the caller).
             }
         }
-    }
-
-    private static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-}
-
-extension Duration {
-    fileprivate var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

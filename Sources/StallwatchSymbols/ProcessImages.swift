@@ -45,7 +45,7 @@ public struct ProcessImages: @unchecked Sendable {
 
     /// The process's program file if it was deleted or replaced since it started, with `/proc/PID/exe`, through
     /// which the kernel still serves the file the process runs.
-    static func replacedExecutable(of pid: Int32) -> (mapped: String, readable: String)? {
+    public static func replacedExecutable(of pid: Int32) -> (mapped: String, readable: String)? {
         guard let target = symbolicLink("/proc/\(pid)/exe"), target.hasSuffix(" (deleted)") else { return nil }
         return (target, "/proc/\(pid)/exe")
     }

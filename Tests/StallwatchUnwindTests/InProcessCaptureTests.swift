@@ -2,6 +2,7 @@
 // handler unwinds itself with the dlopen'ed libunwind.
 import CStallwatchAgentSupport
 import Foundation
+import StallwatchCore
 import Glibc
 import Synchronization
 import Testing
@@ -59,7 +60,7 @@ private func unblockCaptureSignal() {
 
 /// The file mapped at `address` in this process (from /proc/self/maps; dladdr needs _GNU_SOURCE).
 private func imageName(_ address: UInt64) -> String? {
-    guard let text = readProcFile("/proc/self/maps") else { return nil }
+    guard let text = FileBytes.text("/proc/self/maps") else { return nil }
     return text.split(separator: "\n").compactMap(Mapping.init).name(of: address)
 }
 

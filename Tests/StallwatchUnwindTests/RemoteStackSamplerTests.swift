@@ -1,5 +1,6 @@
 // Remote capture against real child processes: stacks, the stop it causes, the vDSO, the errors.
 import Foundation
+import StallwatchCore
 import Glibc
 import StallwatchUnwind
 import Testing
@@ -137,7 +138,7 @@ struct RemoteStackSamplerTests {
         var tracer: Int32 = 0
         for _ in 0..<500 where tracer == 0 {
             usleep(2000)
-            let status = readProcFile("/proc/\(target.pid)/status") ?? ""
+            let status = FileBytes.text("/proc/\(target.pid)/status") ?? ""
             let line = status.split(separator: "\n").first { $0.hasPrefix("TracerPid:") }
             tracer = line.flatMap { Int32($0.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         }

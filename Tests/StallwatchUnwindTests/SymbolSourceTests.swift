@@ -9,7 +9,7 @@ import Testing
 
 /// Code addresses in this test process: a few per executable mapping of several images.
 func codeAddresses(images count: Int = 4) throws -> [[UInt64]] {
-    let maps = try #require(ProcFile.read("/proc/self/maps"))
+    let maps = try #require(FileBytes.text("/proc/self/maps"))
     var perImage: [[UInt64]] = []
     for line in maps.split(separator: "\n") where line.contains(" r-xp ") && line.contains("/") {
         let range = line.split(separator: " ")[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
@@ -30,7 +30,7 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
 @Suite struct ElfSymbolTablesTests {
     /// A loaded library's path, from this process's memory map.
     func loadedLibrary(named name: String) throws -> String {
-        let maps = try #require(ProcFile.read("/proc/self/maps"))
+        let maps = try #require(FileBytes.text("/proc/self/maps"))
         let line = try #require(maps.split(separator: "\n").first { $0.hasSuffix("/" + name) }, "\(name) is loaded")
         return String(line[try #require(line.firstIndex(of: "/"))...])
     }

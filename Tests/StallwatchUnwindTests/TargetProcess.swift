@@ -1,5 +1,6 @@
 // Child processes to capture in tests: spawning, /proc inspection, and a tiny C workload built with cc.
 import Foundation
+import StallwatchCore
 import Glibc
 
 /// A child process of the test runner. Killed and reaped on `stop()` unless already reaped.
@@ -59,26 +60,9 @@ final class TargetProcess {
 
     /// The mappings of the process, from /proc/PID/maps.
     func mappings() -> [Mapping] {
-        guard let text = readProcFile("/proc/\(pid)/maps") else { return [] }
+        guard let text = FileBytes.text("/proc/\(pid)/maps") else { return [] }
         return text.split(separator: "\n").compactMap(Mapping.init)
     }
-}
-
-/// The whole text of a /proc file. (`String(contentsOfFile:)` trusts the reported size of 0 and
-/// stops after the first read, about 4 KB.)
-func readProcFile(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = read(descriptor, &chunk, chunk.count)
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
-        bytes += chunk[0..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// One line of /proc/PID/maps.
@@ -103,7 +87,7 @@ extension [Mapping] {
 
 /// The state letter of a thread, or nil if it no longer exists.
 func procState(pid: Int32, tid: Int32) -> Character? {
-    guard let text = readProcFile("/proc/\(pid)/task/\(tid)/stat"),
+    guard let text = FileBytes.text("/proc/\(pid)/task/\(tid)/stat"),
         let close = text.lastIndex(of: ")")
     else { return nil }
     return text[text.index(after: close)...].first { $0 != " " }
