@@ -53,19 +53,20 @@ public final class Symbolicator: Sendable {
             while addresses.last == 0 { addresses.removeLast() }
             return addresses
         }
+        // Each address's image, found once (a container's image path costs a file-system check).
+        let lookups = stacks.map { stack in
+            stack.enumerated().map { index, address in lookup(address, interrupted: index == 0, images: images) }
+        }
         var named: [SymbolLookup: [Frame]] = [:]
         var missing: [SymbolLookup] = []
         var pending: Set<SymbolLookup> = []
         cache.withLock { cache in
-            for stack in stacks {
-                for (index, address) in stack.enumerated() {
-                    guard let lookup = lookup(address, interrupted: index == 0, images: images),
-                        named[lookup] == nil, !pending.contains(lookup)
-                    else { continue }
+            for stack in lookups {
+                for case let lookup? in stack where named[lookup] == nil && !pending.contains(lookup) {
                     if lookup.image == "[vdso]" {
                         named[lookup] = [vdsoFrame(lookup, images: images)]
                     } else if let frames = cache[key(lookup)] {
-                        named[lookup] = frames.map { relocated($0, to: address) }
+                        named[lookup] = frames.map { relocated($0, to: lookup.address) }
                     } else {
                         missing.append(lookup)
                         pending.insert(lookup)
@@ -82,10 +83,9 @@ public final class Symbolicator: Sendable {
                 }
             }
         }
-        return stacks.map { stack in
-            stack.enumerated().flatMap { index, address in
-                lookup(address, interrupted: index == 0, images: images).flatMap { named[$0] }
-                    ?? [Frame(address: address)]
+        return zip(stacks, lookups).map { stack, stackLookups in
+            zip(stack, stackLookups).flatMap { address, lookup in
+                lookup.flatMap { named[$0] } ?? [Frame(address: address)]
             }
         }
     }
