@@ -47,6 +47,8 @@ struct sw_remote_sampler {
     unw_accessors_t accessors;
     int pid;              // the process the caches describe, 0 = none
     int images_stale;     // a frame lay outside every known image: re-read the maps next time
+    int tables_from_memory;  // look unwind tables up in the target's memory first, opening no files
+    int file_table_lookups;  // during an unwind: lookups answered from images' files
     int pending_tid;      // a thread still owed a PTRACE_DETACH after a timeout, 0 = none
     void *upt;            // _UPT_create(tid) for the thread being captured: registers, memory, fallback
     int upt_tid;
@@ -81,6 +83,12 @@ static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
     if (s == NULL) return _UPT_find_proc_info(as, ip, pi, need_unwind_info, arg);
     if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end)
         return sw_vdso_find_proc_info(&s->vdso, as, ip, pi, need_unwind_info, arg);
+    if (s->tables_from_memory) {
+        sw_image *mapped = sw_images_find(&s->images, ip);
+        int found = mapped != NULL ? sw_memory_find_proc_info(mapped, as, ip, pi, need_unwind_info, arg) : -UNW_ENOINFO;
+        if (found >= 0) return found;
+    }
+    s->file_table_lookups++;
     void *image = sw_images_handle(&s->images, ip);
     if (image == NULL) {
         s->images_stale = 1;  // loaded after we read the maps; the per-thread handle finds it (slowly)
@@ -166,6 +174,10 @@ sw_remote_sampler *sw_remote_sampler_create(void) {
     }
     unw_set_caching_policy(s->space, UNW_CACHE_GLOBAL);
     return s;
+}
+
+void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *s) {
+    s->tables_from_memory = 1;
 }
 
 void sw_remote_sampler_flush(sw_remote_sampler *s) {
@@ -308,6 +320,7 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw
     unw_cursor_t cursor;
     s->regs_valid = ptrace(PTRACE_GETREGS, s->upt_tid, 0, &s->regs) == 0;
     for (int i = 0; i < CACHED_PAGES; i++) s->pages[i].address = 0;
+    s->file_table_lookups = 0;
     unwinding = s;
     int rc = unw_init_remote(&cursor, s->space, s->upt), n = 0;
     while (rc >= 0 && n < max_frames) {
@@ -322,6 +335,7 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw
     s->regs_valid = 0;
     r->frame_count = n;
     r->unwind_error = rc < 0 ? rc : 0;
+    r->file_table_lookups = s->file_table_lookups;
 }
 
 /// Everything that needs no stopped thread: per-process caches and the per-thread _UPT handle.
@@ -345,7 +359,11 @@ static int prepare(sw_remote_sampler *s, int pid, int tid, sw_remote_result *r) 
         s->images_stale = 0;
         sw_images_load(&s->images, pid);
         unwinding = s;
-        sw_images_prewarm(&s->images, s->space);
+        if (s->tables_from_memory) {
+            sw_images_locate_tables(&s->images, s->space, s->upt);
+        } else {
+            sw_images_prewarm(&s->images, s->space);
+        }
         unwinding = NULL;
     }
     return SW_REMOTE_OK;

@@ -62,6 +62,8 @@ sw_image *sw_images_find(sw_images *images, uint64_t ip);
 /// cannot be opened; same contract as `find_proc_info`. Reads the target through `as`'s accessors with `arg`.
 int sw_memory_find_proc_info(sw_image *image, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                              int need_unwind_info, void *arg);
+/// Finds every image's `.eh_frame_hdr` in the target's memory (a few small reads each; the process may be running).
+void sw_images_locate_tables(sw_images *images, unw_addr_space_t as, void *arg);
 /// Opens every image's ELF file and unwind table not opened yet, so a capture does not do it while the
 /// target is stopped. Reads target memory through `space`'s accessors: call with the sampler active.
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space);

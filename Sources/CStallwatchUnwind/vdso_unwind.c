@@ -225,6 +225,12 @@ static void locate_memory_table(sw_image *image, unw_addr_space_t as, void *arg)
     image->memory.state = 1;
 }
 
+void sw_images_locate_tables(sw_images *images, unw_addr_space_t as, void *arg) {
+    for (int i = 0; i < images->count; i++) {
+        if (images->list[i].memory.state == 0) locate_memory_table(&images->list[i], as, arg);
+    }
+}
+
 int sw_memory_find_proc_info(sw_image *image, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                              int need_unwind_info, void *arg) {
     if (image->memory.state == 0) locate_memory_table(image, as, arg);

@@ -51,7 +51,7 @@ enum StackCommand {
         let pid = target.pid
         let all = ThreadInspector.threads(pid: pid)
         let tids = allThreads ? all : [pid]
-        let sampler = RemoteStackSampler()
+        let sampler = RemoteStackSampler(tables: .targetMemory)
         var captured: [(tid: Int32, name: String, state: ThreadState?, stack: RemoteStack?, error: String?)] = []
         var firstStop: UInt64?
         for tid in tids {
@@ -96,3 +96,4 @@ enum StackCommand {
                 elapsedNanoseconds: monotonicNow() - started, warnings: target.warnings))
     }
 }
+

@@ -22,6 +22,8 @@ public struct RemoteStack: Sendable {
     /// libunwind's error code (a negative `UNW_E*`) if the walk ended before the outermost frame,
     /// 0 if it ended normally or at `maxFrames`.
     public var unwindError: Int32
+    /// Frames whose unwind table came from the image's file rather than the target's memory (``RemoteStackSampler/Tables``).
+    public var fileTableLookups: Int = 0
 
     public init(
         addresses: [UInt64],
@@ -29,7 +31,8 @@ public struct RemoteStack: Sendable {
         totalNanoseconds: UInt64,
         reachedVDSO: Bool,
         stopWaitNanoseconds: UInt64 = 0,
-        unwindError: Int32 = 0
+        unwindError: Int32 = 0,
+        fileTableLookups: Int = 0
     ) {
         self.addresses = addresses
         self.stoppedNanoseconds = stoppedNanoseconds
@@ -37,6 +40,7 @@ public struct RemoteStack: Sendable {
         self.totalNanoseconds = totalNanoseconds
         self.reachedVDSO = reachedVDSO
         self.unwindError = unwindError
+        self.fileTableLookups = fileTableLookups
     }
 }
 
@@ -52,9 +56,23 @@ public struct RemoteStack: Sendable {
 /// notification the sampler waits for. Reap children with `__WNOTHREAD` from the thread that
 /// spawned them, or serialize reaping with captures.
 public final class RemoteStackSampler {
-    private var sampler: OpaquePointer?
+    /// Where the unwind tables of the target's images are read.
+    public enum Tables: Sendable {
+        /// Each image's file is opened and mapped before the first capture of a process: preparing costs a few
+        /// milliseconds, and every later capture reads its tables locally. For watching a process.
+        case openedFiles
+        /// From the target's own memory, opening no files (an image without a loaded table is still opened): preparing
+        /// costs a few small reads per image, and each capture reads the tables it needs while the thread is stopped,
+        /// adding tens of microseconds to the stop. For one capture.
+        case targetMemory
+    }
 
-    public init() {}
+    private var sampler: OpaquePointer?
+    private let tables: Tables
+
+    public init(tables: Tables = .openedFiles) {
+        self.tables = tables
+    }
 
     deinit {
         if let sampler { sw_remote_sampler_destroy(sampler) }
@@ -79,7 +97,10 @@ public final class RemoteStackSampler {
         maxFrames: Int = 256,
         timeout: Duration = .seconds(1)
     ) throws(RemoteCaptureError) -> RemoteStack {
-        if sampler == nil { sampler = sw_remote_sampler_create() }
+        if sampler == nil {
+            sampler = sw_remote_sampler_create()
+            if let sampler, tables == .targetMemory { sw_remote_sampler_read_tables_from_memory(sampler) }
+        }
         guard let sampler else { throw .failed("cannot create a libunwind address space") }
 
         let capacity = max(1, min(maxFrames, 4096))
@@ -100,7 +121,8 @@ public final class RemoteStackSampler {
                 totalNanoseconds: result.total_ns,
                 reachedVDSO: result.reached_vdso != 0,
                 stopWaitNanoseconds: result.stop_wait_ns,
-                unwindError: result.unwind_error
+                unwindError: result.unwind_error,
+                fileTableLookups: Int(result.file_table_lookups)
             )
         case SW_REMOTE_PERMISSION_DENIED:
             throw .permissionDenied(errno: result.error_number)

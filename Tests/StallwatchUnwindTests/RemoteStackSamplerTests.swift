@@ -7,13 +7,18 @@ import Testing
 
 @Suite("RemoteStackSampler", .serialized)
 struct RemoteStackSamplerTests {
-    @Test("a sleeping process unwinds from libc to its executable's entry and keeps running")
-    func sleepingProcess() throws {
+    /// Both ways of finding unwind tables: the images' files, and the target's own memory.
+    static let tableSources: [RemoteStackSampler.Tables] = [.openedFiles, .targetMemory]
+
+    @Test(
+        "a sleeping process unwinds from libc to its executable's entry and keeps running",
+        arguments: tableSources)
+    func sleepingProcess(tables: RemoteStackSampler.Tables) throws {
         let target = try TargetProcess(["/bin/sleep", "30"])
         defer { target.stop() }
         #expect(target.awaitExec(of: "/usr/bin/sleep"))
         usleep(50_000)
-        let sampler = RemoteStackSampler()
+        let sampler = RemoteStackSampler(tables: tables)
         let stack = try sampler.capture(pid: target.pid, tid: target.pid)
         let maps = target.mappings()
 
@@ -24,6 +29,12 @@ struct RemoteStackSamplerTests {
         #expect(maps.name(of: stack.addresses[0])?.contains("libc.so") == true)
         #expect(maps.name(of: stack.addresses.last!) == "/usr/bin/sleep")
         #expect(stack.addresses.contains { maps.name(of: $0)?.contains("libc.so") == true })
+        // Every table came from where the sampler was told to look: the target's memory holds them all here.
+        if tables == .targetMemory {
+            #expect(stack.fileTableLookups == 0)
+        } else {
+            #expect(stack.fileTableLookups > 0)
+        }
         // Detached, not left in a trace stop.
         let state = target.state
         #expect(state != "t" && state != "T", "state after capture: \(String(describing: state))")
@@ -52,9 +63,10 @@ struct RemoteStackSamplerTests {
 
     @Test(
         "a thread inside clock_gettime unwinds through the vDSO to main",
-        .enabled(if: CHelper.path != nil, "needs cc to build the helper")
+        .enabled(if: CHelper.path != nil, "needs cc to build the helper"),
+        arguments: tableSources
     )
-    func throughTheVDSO() throws {
+    func throughTheVDSO(tables: RemoteStackSampler.Tables) throws {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("sw-vdso-\(getpid()).txt").path
         let helper = CHelper.path!
         let target = try TargetProcess([helper, "spin"], stdoutPath: output)
@@ -73,7 +85,7 @@ struct RemoteStackSamplerTests {
         try #require(symbols.count == 3)
         let (inner, outer, main) = (symbols[0], symbols[1], symbols[2])
         let maps = target.mappings()
-        let sampler = RemoteStackSampler()
+        let sampler = RemoteStackSampler(tables: tables)
 
         var throughVDSO = 0
         var stoppedTimes: [UInt64] = []

@@ -35,6 +35,7 @@ typedef struct sw_remote_result {
     int unwind_error;        ///< libunwind's last code (<0 = the walk ended early on UNW_E*), 0 = clean end
     int reached_vdso;        ///< 1 if a frame lay in the target's [vdso] (the vDSO unwind fix was used)
     int redelivered_signal;  ///< a signal that arrived while stopping and was handed back on detach, or 0
+    int file_table_lookups;  ///< frames whose unwind table was read from the image's file, not the target's memory
     uint64_t stopped_ns;     ///< CLOCK_MONOTONIC from before PTRACE_INTERRUPT to after PTRACE_DETACH
     uint64_t total_ns;       ///< whole call, including attach and the per-process setup
     uint64_t stop_wait_ns;   ///< part of stopped_ns spent waiting for the thread to stop
@@ -55,6 +56,12 @@ typedef struct sw_remote_sampler sw_remote_sampler;
 /// Returns NULL when out of memory or libunwind cannot create an address space.
 sw_remote_sampler *sw_remote_sampler_create(void);
 void sw_remote_sampler_destroy(sw_remote_sampler *sampler);
+
+/// Makes the sampler look each frame's unwind table up in the target's memory (its loaded `.eh_frame_hdr`)
+/// before opening the image's file. Preparing a process then costs a few small reads per image instead of
+/// opening and mapping every file, but each capture reads the tables while the thread is stopped: right for a
+/// single capture, not for many of the same process. Files are still opened for images without such a table.
+void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *sampler);
 
 /// Stops thread `tid` of process `pid`, unwinds it, resumes it.
 ///
