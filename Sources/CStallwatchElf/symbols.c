@@ -172,6 +172,19 @@ static void name_from(Elf *elf, const uint64_t *vaddrs, size_t count, const char
     free(ranks);
 }
 
+const void *sw_symbols_section(sw_symbols *symbols, const char *name, size_t *size) {
+    *size = 0;
+    GElf_Shdr header;
+    Elf_Scn *section = section_named(symbols->image.elf, name, &header);
+    if (section == NULL || header.sh_type == SHT_NOBITS) return NULL;
+    // Compressed debug sections (SHF_COMPRESSED, as `ld --compress-debug-sections` writes) are inflated in memory.
+    if ((header.sh_flags & SHF_COMPRESSED) != 0 && elf_compress(section, 0, 0) < 0) return NULL;
+    Elf_Data *data = elf_getdata(section, NULL);
+    if (data == NULL || data->d_buf == NULL) return NULL;
+    *size = data->d_size;
+    return data->d_buf;
+}
+
 void sw_symbols_name(sw_symbols *symbols, const uint64_t *offsets, size_t count, const char **names) {
     for (size_t slot = 0; slot < count; slot++) names[slot] = NULL;
     uint64_t *vaddrs = calloc(count ? count : 1, sizeof *vaddrs);

@@ -1,91 +1,151 @@
-// The cheap half of symbolication: function names from the symbol tables of images without debug info.
+// Symbolication in this process: function names from ELF symbol tables, and file:line with inlined frames from DWARF.
 import CStallwatchElf
 import StallwatchCore
 import StallwatchSymbols
 import Synchronization
 
-/// Names frames in images that carry no DWARF (system and toolchain libraries) from their ELF symbol tables, read
-/// with elfutils' libelf: one pass over the table for all of an image's addresses, no sorting, no line tables.
+/// Names frames from the images' own files, read with elfutils' libelf, starting no other process.
 ///
-/// That is all such images offer, and it is what makes a one-shot `stallwatch stack` cheap: the toolchain's
-/// symbolicator sorts a whole table first (49,000 symbols in libFoundation.so) and `llvm-symbolizer` goes looking for
-/// separate debug files' line tables. Images with DWARF, and addresses no symbol covers, are left to the next source.
-final class ElfSymbolTables: SymbolSource {
-    /// Opened tables by image path (nil: not readable ELF), kept for the symbolicator's life.
-    private let tables = Mutex<[String: OpenTable?]>([:])
+/// - Images without DWARF (system and toolchain libraries) are named from their symbol tables: one pass over a table
+///   for all of an image's addresses, no sorting. The toolchain's symbolicator sorts a whole table first (49,000
+///   symbols in libFoundation.so).
+/// - Images with DWARF also get file, line, column and inlined frames from ``DwarfReader``, which decodes only the
+///   units holding the addresses asked for. `llvm-symbolizer` reads the same, but starting it and loading the image's
+///   whole symbol table and every unit's abbreviations costs ~10 ms on a 5 MB Swift binary.
+///
+/// An image whose DWARF this reader cannot decode (split DWARF, an unknown form), and addresses no symbol covers in
+/// an image without DWARF, are left to the next source.
+final class ElfImageReader: SymbolSource {
+    /// Opened images by path (nil: not readable ELF), kept for the symbolicator's life.
+    private let images = Mutex<[String: OpenImage?]>([:])
+    /// Whether to read DWARF; if not, images with DWARF are left to the next source.
+    private let readsDwarf: Bool
 
-    var name: String { "ELF symbol tables (libelf)" }
+    init(readsDwarf: Bool = true) {
+        self.readsDwarf = readsDwarf
+    }
+
+    var name: String { readsDwarf ? "ELF symbol tables and DWARF (libelf)" : "ELF symbol tables (libelf)" }
 
     deinit {
-        tables.withLock { tables in
-            for case let table? in tables.values { sw_symbols_close(table.pointer) }
+        images.withLock { images in
+            for case let image? in images.values { sw_symbols_close(image.symbols) }
         }
     }
 
-    /// Whether the image file carries its own DWARF, so a DWARF reader should name its frames.
+    /// Whether the image file carries its own DWARF.
     func hasDebugInfo(_ path: String) -> Bool {
-        guard let table = open(path) else { return false }
-        return sw_symbols_has_debug_info(table.pointer) != 0
+        images.withLock { open(path, in: &$0).map { sw_symbols_has_debug_info($0.symbols) != 0 } ?? false }
     }
 
     /// The address the image's first mapping is linked at (0 for PIE executables and shared objects).
     func linkBase(_ path: String) -> UInt64 {
-        guard let table = open(path) else { return 0 }
-        return sw_symbols_link_base(table.pointer)
+        images.withLock { open(path, in: &$0).map { sw_symbols_link_base($0.symbols) } ?? 0 }
     }
 
-    func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
+    func frames(for lookups: [SymbolLookup], images _: ProcessImages) -> [[Frame]?] {
         var named: [[Frame]?] = lookups.map { _ in nil }
         var byImage: [String: [Int]] = [:]
         for (index, lookup) in lookups.enumerated() { byImage[lookup.file, default: []].append(index) }
-        for (path, indices) in byImage {
-            guard let table = open(path), sw_symbols_has_debug_info(table.pointer) == 0 else { continue }
-            let offsets = indices.map { lookups[$0].namedOffset }
-            var names = [UnsafePointer<CChar>?](repeating: nil, count: offsets.count)
-            tables.withLock { _ in
-                // libelf reads lazily into the handle: one caller at a time.
-                sw_symbols_name(table.pointer, offsets, offsets.count, &names)
-            }
-            for (slot, index) in indices.enumerated() {
-                guard let raw = names[slot] else { continue }
-                var frame = lookups[index].bareFrame
-                frame.symbol = Demangler.readable(String(cString: raw))
-                named[index] = [frame]
+        // libelf reads lazily into the handle, and a DWARF reader caches: one caller at a time.
+        images.withLock { images in
+            for (path, indices) in byImage {
+                guard let image = open(path, in: &images) else { continue }
+                let imageLookups = indices.map { lookups[$0] }
+                for (index, frames) in zip(indices, name(imageLookups, in: image, images: &images, path: path)) {
+                    named[index] = frames
+                }
             }
         }
         return named
     }
 
-    private func open(_ path: String) -> OpenTable? {
-        tables.withLock { tables in
-            if let known = tables[path] { return known }
-            let opened = path.hasPrefix("/") ? sw_symbols_open(path).map(OpenTable.init) : nil
-            tables[path] = opened
-            return opened
+    /// One image's lookups: symbol names for all, and DWARF's locations where it has DWARF.
+    private func name(_ lookups: [SymbolLookup], in image: OpenImage, images: inout [String: OpenImage?], path: String)
+        -> [[Frame]?]
+    {
+        let hasDwarf = sw_symbols_has_debug_info(image.symbols) != 0
+        if hasDwarf && !readsDwarf { return lookups.map { _ in nil } }
+        let offsets = lookups.map(\.namedOffset)
+        var rawNames = [UnsafePointer<CChar>?](repeating: nil, count: offsets.count)
+        sw_symbols_name(image.symbols, offsets, offsets.count, &rawNames)
+        let symbols = rawNames.map { $0.map { String(cString: $0) } }
+        guard hasDwarf else {
+            return zip(lookups, symbols).map { lookup, symbol in
+                symbol.flatMap { lookup.frames(from: [SourceLocation(function: $0, file: nil, line: 0, column: 0)]) }
+            }
         }
+        guard let reader = dwarfReader(for: image, path: path, images: &images) else { return lookups.map { _ in nil } }
+        let linkBase = sw_symbols_link_base(image.symbols)
+        guard let found = try? reader.locations(for: offsets.map { $0 &+ linkBase }) else {
+            return lookups.map { _ in nil }
+        }
+        return zip(lookups, zip(found, symbols)).map { lookup, answer in
+            var (locations, symbol) = answer
+            // As llvm-symbolizer does: the function holding the code is named by the symbol table where it has a
+            // name (a compiler's clone, `foo.cold`, is named there and not in DWARF).
+            if locations.isEmpty {
+                locations = [SourceLocation(function: symbol, file: nil, line: 0, column: 0)]
+            } else if let symbol {
+                locations[locations.count - 1].function = symbol
+            }
+            // DWARF was read: nothing else would name more.
+            return lookup.frames(from: locations) ?? [lookup.bareFrame]
+        }
+    }
+
+    private func open(_ path: String, in images: inout [String: OpenImage?]) -> OpenImage? {
+        if let known = images[path] { return known }
+        let opened = path.hasPrefix("/") ? sw_symbols_open(path).map { OpenImage(symbols: $0) } : nil
+        images[path] = opened
+        return opened
+    }
+
+    /// The image's DWARF reader, made on first use; nil if its DWARF cannot be read.
+    private func dwarfReader(for image: OpenImage, path: String, images: inout [String: OpenImage?]) -> DwarfReader? {
+        if let known = image.dwarf { return known.reader }
+        let sections = DwarfSections { name in
+            var size = 0
+            guard let bytes = sw_symbols_section(image.symbols, name, &size) else { return nil }
+            return UnsafeRawBufferPointer(start: bytes, count: size)
+        }
+        let reader = try? DwarfReader(sections: sections)
+        var updated = image
+        updated.dwarf = OpenImage.Dwarf(reader: reader)
+        images[path] = updated
+        return reader
     }
 }
 
-/// An open `sw_symbols` handle; used under the table lock only.
-private struct OpenTable: @unchecked Sendable {
-    let pointer: OpaquePointer
+/// An open `sw_symbols` handle and the DWARF reader over its sections; used under the images lock only.
+private struct OpenImage: @unchecked Sendable {
+    let symbols: OpaquePointer
+    /// Nil until the image's DWARF is first needed.
+    var dwarf: Dwarf?
+
+    struct Dwarf {
+        /// Nil if the DWARF could not be read.
+        let reader: DwarfReader?
+    }
 }
 
-/// The symbolicator the CLI uses: symbol tables for images without debug info, `llvm-symbolizer` for those with it
-/// (its DWARF reader decodes only the units it needs), the toolchain's `Runtime` module for whatever is left.
+/// The symbolicator the CLI uses: symbol tables and DWARF read in process, `llvm-symbolizer` for DWARF that reader
+/// cannot decode, the toolchain's `Runtime` module for whatever is left.
 ///
-/// `STALLWATCH_SYMBOLIZER=runtime` uses the `Runtime` module alone; a path there picks the `llvm-symbolizer`.
+/// `STALLWATCH_SYMBOLIZER=runtime` uses the `Runtime` module alone; a path there names an `llvm-symbolizer` to read
+/// all DWARF instead of the reader built in.
 public enum CLISymbolicator {
     public static func make(environment: [String: String]) -> Symbolicator {
-        if environment[LLVMSymbolizer.environmentVariable] == "runtime" { return Symbolicator(parallel: true) }
-        let tables = ElfSymbolTables()
-        var sources: [any SymbolSource] = [tables]
-        if let path = LLVMSymbolizer.locate(environment: environment) {
-            sources.append(
-                LLVMSymbolizer(
-                    executable: path, handles: { tables.hasDebugInfo($0) }, linkBase: { tables.linkBase($0) }))
+        let choice = environment[LLVMSymbolizer.environmentVariable] ?? ""
+        if choice == "runtime" { return Symbolicator(parallel: true) }
+        let reader = ElfImageReader(readsDwarf: choice.isEmpty)
+        // Found only if an image needs it: looking for it costs a symbol lookup and a few file checks.
+        let fallback = DeferredSource(name: "llvm-symbolizer") {
+            LLVMSymbolizer.locate(environment: environment).map {
+                LLVMSymbolizer(executable: $0, handles: { reader.hasDebugInfo($0) }, linkBase: { reader.linkBase($0) })
+            }
         }
         // The collector's own process: the fallback may use a thread per image.
-        return Symbolicator(sources: sources, parallel: true)
+        return Symbolicator(sources: [reader, fallback], parallel: true)
     }
 }

@@ -191,8 +191,10 @@ public enum HelpText {
                 rows: [
                     (
                         "STALLWATCH_SYMBOLIZER",
-                        "The llvm-symbolizer that reads debug info (default: the Swift toolchain's, then PATH); "
-                            + "'runtime' uses the toolchain's Runtime module alone. Also for run and attach."
+                        "How frames are named. Unset: symbol tables and DWARF are read in process, with the Swift "
+                            + "toolchain's llvm-symbolizer for DWARF that reader cannot decode. A path to an "
+                            + "llvm-symbolizer: it reads all DWARF. 'runtime': the toolchain's Runtime module alone. "
+                            + "Also for run and attach."
                     )
                 ]),
             examplesSection([

@@ -68,26 +68,13 @@ public struct LLVMSymbolizer: SymbolSource {
     /// with an error): the next source may still name it.
     static func frames(fromAnswer answer: Substring, for lookup: SymbolLookup) -> [Frame]? {
         guard let decoded = try? JSONDecoder().decode(Answer.self, from: Data(answer.utf8)),
-            let symbols = decoded.symbols, !symbols.isEmpty
+            let symbols = decoded.symbols
         else { return nil }
-        let frames = symbols.enumerated().map { index, symbol in
-            var frame = lookup.bareFrame
-            if let raw = symbol.functionName, !raw.isEmpty, raw != "??" {
-                frame.symbol = Demangler.readable(raw)
-            }
-            if let file = symbol.fileName, !file.isEmpty {
-                // Compiler-generated code comes as "/<compiler-generated>", as the toolchain's reader names it.
-                frame.file = file.hasPrefix("/<") ? String(file.dropFirst()) : file
-                // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
-                if let line = symbol.line, line > 0 {
-                    frame.line = line
-                    frame.column = symbol.column.flatMap { $0 > 0 ? $0 : nil }
-                }
-            }
-            frame.inlined = index < symbols.count - 1
-            return frame
-        }
-        return frames.contains { $0.symbol != nil || $0.file != nil } ? frames : nil
+        return lookup.frames(
+            from: symbols.map {
+                SourceLocation(
+                    function: $0.functionName, file: $0.fileName, line: $0.line ?? 0, column: $0.column ?? 0)
+            })
     }
 
     /// One answer line of `--output-style=JSON`; an error answer has no `Symbol`.
@@ -131,7 +118,8 @@ extension LLVMSymbolizer {
     public static let environmentVariable = "STALLWATCH_SYMBOLIZER"
 
     /// The `llvm-symbolizer` to use: the one `STALLWATCH_SYMBOLIZER` names, else the one in the toolchain whose Swift
-    /// runtime this process runs on, else the first on `PATH`; nil if there is none or the variable says `runtime`.
+    /// runtime this process runs on, else the first on `PATH` or beside a `swift` on it; nil if there is none or the
+    /// variable says `runtime`.
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let manager = FileManager.default
         if let chosen = environment[environmentVariable], !chosen.isEmpty {
@@ -144,6 +132,13 @@ extension LLVMSymbolizer {
         }
         for directory in (environment["PATH"] ?? "").split(separator: ":") where !directory.isEmpty {
             candidates.append("\(directory)/llvm-symbolizer")
+            // The toolchain of the `swift` on PATH (often a link from /usr/bin), for a stallwatch linked with its
+            // Swift runtime inside.
+            if let swift = realpath("\(directory)/swift", nil) {
+                defer { free(swift) }
+                let path = String(cString: swift)
+                if let slash = path.lastIndex(of: "/") { candidates.append(path[..<slash] + "/llvm-symbolizer") }
+            }
         }
         guard let found = candidates.first(where: { manager.isExecutableFile(atPath: $0) }) else { return nil }
         return URL(fileURLWithPath: found).standardizedFileURL.path
@@ -151,8 +146,9 @@ extension LLVMSymbolizer {
 
     /// The directory of the `libswiftCore.so` this process runs on.
     private static func swiftRuntimeDirectory() -> String? {
+        // A stallwatch linked with its Swift runtime inside finds its own executable here: no toolchain.
         guard let path = sw_library_defining("swift_retain").map({ String(cString: $0) }),
-            let slash = path.lastIndex(of: "/")
+            path.hasSuffix("/libswiftCore.so"), let slash = path.lastIndex(of: "/")
         else { return nil }
         return String(path[..<slash])
     }

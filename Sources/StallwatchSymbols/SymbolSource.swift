@@ -1,5 +1,6 @@
 // Where frame names, source locations and inlined frames come from: kept symbolicators behind one small protocol.
 import StallwatchCore
+import Synchronization
 
 /// One address to name, in the image that holds it.
 public struct SymbolLookup: Hashable, Sendable {
@@ -27,6 +28,29 @@ public struct SymbolLookup: Hashable, Sendable {
 
     /// The frame for this address before it is named.
     public var bareFrame: Frame { Frame(address: address, image: image, offset: offset) }
+
+    /// Frames from what a symbolicator read about this address, innermost (inlined deepest) first; nil if they name
+    /// nothing, so the next source may try.
+    public func frames(from locations: [SourceLocation]) -> [Frame]? {
+        let frames = locations.enumerated().map { index, location in
+            var frame = bareFrame
+            if let raw = location.function, !raw.isEmpty, raw != "??" {
+                frame.symbol = Demangler.readable(raw)
+            }
+            if let file = location.file, !file.isEmpty {
+                // Compiler-generated code comes as "/<compiler-generated>", as the toolchain's reader names it.
+                frame.file = file.hasPrefix("/<") ? String(file.dropFirst()) : file
+                // Line 0 is DWARF's "no particular line" (compiler-generated code); its column means nothing.
+                if location.line > 0 {
+                    frame.line = location.line
+                    frame.column = location.column > 0 ? location.column : nil
+                }
+            }
+            frame.inlined = index < locations.count - 1
+            return frame
+        }
+        return frames.contains { $0.symbol != nil || $0.file != nil } ? frames : nil
+    }
 }
 
 /// A symbolicator: names addresses off the watched process, from the images' files.
@@ -39,4 +63,27 @@ public protocol SymbolSource: Sendable {
     /// For each lookup, its frames (the frames inlined at that address first, the function containing it last, each
     /// with the lookup's address, image and offset), or nil to leave it to the next source.
     func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?]
+}
+
+/// A source set up when first asked: for a fallback that costs something to find or start and is rarely needed.
+public final class DeferredSource: SymbolSource {
+    public let name: String
+    private let make: @Sendable () -> (any SymbolSource)?
+    /// nil: not made yet; .some(nil): could not be made.
+    private let made = Mutex<(any SymbolSource)??>(nil)
+
+    public init(name: String, make: @escaping @Sendable () -> (any SymbolSource)?) {
+        self.name = name
+        self.make = make
+    }
+
+    public func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
+        let source = made.withLock { made in
+            if let known = made { return known }
+            let fresh = make()
+            made = .some(fresh)
+            return fresh
+        }
+        return source?.frames(for: lookups, images: images) ?? lookups.map { _ in nil }
+    }
 }

@@ -53,19 +53,24 @@ let cSpinner = """
     }
     """
 
-/// The two ways stallwatch names frames.
+/// The ways stallwatch names frames.
 enum SymbolicatorKind: String, CaseIterable, Sendable {
-    /// The CLI's: symbol tables, then `llvm-symbolizer` for images with DWARF, then the toolchain's `Runtime` module.
+    /// The CLI's: symbol tables and DWARF read in process, then the toolchain's `Runtime` module.
     case cli
+    /// The CLI's with `STALLWATCH_SYMBOLIZER` naming an `llvm-symbolizer`, which then reads all DWARF.
+    case llvmSymbolizer
     /// The agent's: the toolchain's `Runtime` module alone.
     case runtime
 
     func make() -> Symbolicator {
         switch self {
         case .cli:
+            return CLISymbolicator.make(environment: [:])
+        case .llvmSymbolizer:
             // The test must exercise llvm-symbolizer, not silently fall back: the toolchain running the tests has one.
-            #expect(LLVMSymbolizer.locate(environment: [:]) != nil, "llvm-symbolizer next to the Swift runtime")
-            return CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
+            let found = LLVMSymbolizer.locate(environment: [:])
+            #expect(found != nil, "llvm-symbolizer next to the Swift runtime")
+            return CLISymbolicator.make(environment: [LLVMSymbolizer.environmentVariable: found ?? ""])
         case .runtime:
             return Symbolicator()
         }

@@ -27,7 +27,7 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
     return SymbolLookup(address: address, image: image.path, offset: image.offset, interrupted: interrupted)
 }
 
-@Suite struct ElfSymbolTablesTests {
+@Suite struct ElfImageReaderTests {
     /// A loaded library's path, from this process's memory map.
     func loadedLibrary(named name: String) throws -> String {
         let maps = try #require(FileBytes.text("/proc/self/maps"))
@@ -56,16 +56,17 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         // Shared objects are linked at 0: the symbol's value is its offset from the load base.
         let offset = try dynamicSymbolValue(function, in: path) + 4
         let lookup = SymbolLookup(address: 0x7000_0000_0000 + offset, image: path, offset: offset, interrupted: true)
-        let frames = ElfSymbolTables().frames(for: [lookup], images: ProcessImages.captureCurrentProcess())
+        let frames = ElfImageReader(readsDwarf: false).frames(for: [lookup], images: ProcessImages.captureCurrentProcess())
         let frame = try #require(frames.first??.first, "named by the tables")
         #expect(frame.symbol == function)
         #expect(frame.address == lookup.address && frame.file == nil && !frame.inlined)
     }
 
-    /// An image with its own DWARF goes to a DWARF reader, which also knows its lines and inlined frames.
+    /// Told not to read DWARF (`STALLWATCH_SYMBOLIZER` names an llvm-symbolizer for that), it leaves images with DWARF
+    /// to the next source.
     @Test func leavesImagesWithDebugInfoToTheNextSource() throws {
         let binary = try buildProgram(source: cSpinner, fileName: "spinner.c", compiler: ["/usr/bin/cc", "-g"])
-        let tables = ElfSymbolTables()
+        let tables = ElfImageReader(readsDwarf: false)
         #expect(tables.hasDebugInfo(binary))
         let lookups = [SymbolLookup(address: 0x1140, image: binary, offset: 0x1140, interrupted: true)]
         #expect(tables.frames(for: lookups, images: ProcessImages.captureCurrentProcess()) == [nil])

@@ -20,6 +20,11 @@ int sw_symbols_has_debug_info(const sw_symbols *_Nonnull symbols);
 /// address (e.g. 0x400000) for others. An offset from the load base plus this is the address in the file.
 uint64_t sw_symbols_link_base(const sw_symbols *_Nonnull symbols);
 
+/// The bytes of the image's section `name` (inflated if compressed), or NULL if it has none; they live until
+/// `sw_symbols_close`.
+const void *_Nullable sw_symbols_section(sw_symbols *_Nonnull symbols, const char *_Nonnull name,
+                                         size_t *_Nonnull size);
+
 /// Names `count` offsets from the image's load base (the start of its first mapping).
 ///
 /// For each, `names[i]` is the raw (mangled) name of the function symbol whose range contains it, or NULL; the
