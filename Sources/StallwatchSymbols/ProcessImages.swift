@@ -3,6 +3,7 @@ import Glibc
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
 import StallwatchCore
+import Synchronization
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///
@@ -10,7 +11,10 @@ import StallwatchCore
 /// Wraps the toolchain's `Runtime.ImageMap`, which reads `/proc/PID/maps` and each image's build ID, plus
 /// the vDSO's range, which that map leaves out.
 public struct ProcessImages: @unchecked Sendable {
-    let map: ImageMap
+    private let toolchainMap: ToolchainImageMap
+    /// The toolchain's map, for its symbolicator: read when first asked for (~1 ms: it reads every image's build ID),
+    /// which the in-process readers of the CLI rarely need. Empty if the process is gone by then.
+    var map: ImageMap { toolchainMap.map }
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
     /// Every file's executable mapping, for the images the toolchain's map leaves out (it finds no non-PIE
@@ -24,10 +28,10 @@ public struct ProcessImages: @unchecked Sendable {
     var runningExecutable: (mapped: String, readable: String)?
 
     init(
-        map: ImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
+        map: ToolchainImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
         runningExecutable: (mapped: String, readable: String)? = nil
     ) {
-        self.map = map
+        self.toolchainMap = map
         self.vdso = vdso
         self.code = code
         self.fileRoot = fileRoot
@@ -38,7 +42,9 @@ public struct ProcessImages: @unchecked Sendable {
     public static func capture(pid: Int32) -> ProcessImages {
         let maps = mapsBytes(of: "\(pid)")
         return ProcessImages(
-            map: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)),
+            map: ToolchainImageMap {
+                ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid))
+            },
             vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid),
             runningExecutable: replacedExecutable(of: pid))
     }
@@ -78,7 +84,8 @@ public struct ProcessImages: @unchecked Sendable {
     public static func captureCurrentProcess() -> ProcessImages {
         let maps = mapsBytes(of: "self")
         return ProcessImages(
-            map: ImageMap.capture(), vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps))
+            map: ToolchainImageMap(ImageMap.capture()), vdso: vdsoRange(in: maps),
+            code: ProcMapsLines.executableFiles(in: maps))
     }
 
     /// `/proc/PROCESS/maps`, empty if it cannot be read.
@@ -107,7 +114,7 @@ public struct ProcessImages: @unchecked Sendable {
     /// Decodes ``encoded()``; `nil` if the bytes are not an image snapshot.
     public init?(encoded bytes: [UInt8]) {
         guard let encoding = try? JSONDecoder().decode(Encoding.self, from: Data(bytes)) else { return nil }
-        map = encoding.map
+        toolchainMap = ToolchainImageMap(encoding.map)
         code = encoding.code ?? []
         if let start = encoding.vdsoStart, let end = encoding.vdsoEnd, start < end {
             vdso = start..<end
@@ -116,17 +123,48 @@ public struct ProcessImages: @unchecked Sendable {
         }
     }
 
-    public var count: Int { map.count }
+    /// How many file images the process has mapped code from.
+    public var count: Int { toolchainMap.isRead ? map.count : Set(code.map(\.path)).count }
 
     /// The path (or name) of the image that contains `address`, and the address's offset from its base.
     public func image(containing address: UInt64) -> (path: String, offset: UInt64)? {
         if let vdso, vdso.contains(address) { return ("[vdso]", address - vdso.lowerBound) }
+        // The maps' own lines first: they are read already, and name every file (the toolchain's map has no non-PIE
+        // executable).
+        if let mapped = code.first(where: { $0.start <= address && address < $0.end }) {
+            return (mapped.path, address - mapped.base)
+        }
         if let index = map.indexOfImage(at: Backtrace.Address(address)) {
             let image = map[index]
             let base = UInt64(image.baseAddress) ?? 0
             return (image.path ?? image.name ?? "?", address >= base ? address - base : 0)
         }
-        guard let mapped = code.first(where: { $0.start <= address && address < $0.end }) else { return nil }
-        return (mapped.path, address - mapped.base)
+        return nil
+    }
+}
+
+/// The toolchain's image map of a process, read at most once, when first needed.
+final class ToolchainImageMap: @unchecked Sendable {
+    private let lock = Mutex<ImageMap?>(nil)
+    private let read: () -> ImageMap
+
+    init(_ read: @escaping () -> ImageMap) {
+        self.read = read
+    }
+
+    convenience init(_ map: ImageMap) {
+        self.init { map }
+        _ = self.map
+    }
+
+    var isRead: Bool { lock.withLock { $0 != nil } }
+
+    var map: ImageMap {
+        lock.withLock { map in
+            if let map { return map }
+            let fresh = read()
+            map = fresh
+            return fresh
+        }
     }
 }
