@@ -52,7 +52,9 @@ let package = Package(
                 "CStallwatchElf",
             ]
         ),
-        .executableTarget(name: "stallwatch", dependencies: ["StallwatchCLI"]),
+        .executableTarget(
+            name: "stallwatch", dependencies: ["StallwatchCLI"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
         .executableTarget(name: "stallwatch-demo", dependencies: ["CStallwatchSystem"]),
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
         .executableTarget(

@@ -26,7 +26,7 @@ final class RunSession {
                     + " or at $\(Installation.agentOverride); rebuild with 'swift build'")
         }
         agentLibrary = agent
-        if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable) {
+        if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable, agentLibrary: agent) {
             throw RunError(message: mismatch, exitCode: ExitCode.runtimeMismatch)
         }
         if let path = options.baseline {
@@ -62,7 +62,7 @@ final class RunSession {
             signals = try SignalChannel()
             let environment = WorkloadLauncher.environment(
                 base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
-                options: options, runtime: SwiftRuntimeCheck.agentRuntimePath())
+                options: options)
             workload = try WorkloadLauncher.launch(
                 command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
                 stdoutToStderr: options.format == .json && output.isStandardOutput)

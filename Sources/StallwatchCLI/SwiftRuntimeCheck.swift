@@ -6,24 +6,18 @@ import StallwatchSymbols
 
 /// Swift on Linux has no stable ABI: the agent (a Swift library) must share the workload's Swift runtime.
 ///
-/// Asks the dynamic loader which `libswiftCore.so` the workload would load (`ld.so --list`, which runs
-/// none of the program's code, as `ldd` does) and compares it with the one stallwatch itself runs on.
+/// Asks the dynamic loader which `libswiftCore.so` the workload and the agent library would load (`ld.so --list`,
+/// which runs none of their code, as `ldd` does) and compares them. The agent's, not stallwatch's own: stallwatch
+/// carries its Swift runtime inside.
 enum SwiftRuntimeCheck {
     static let loader = "/lib64/ld-linux-x86-64.so.2"
 
-    /// The real path of the Swift runtime this process (and the agent, built with it) uses.
-    static func agentRuntimePath() -> String? {
-        guard let maps = FileBytes.text("/proc/self/maps") else { return nil }
-        for line in maps.split(separator: "\n") where line.hasSuffix("/libswiftCore.so") {
-            if let slash = line.firstIndex(of: "/") { return realPath(String(line[slash...])) }
-        }
-        return nil
-    }
-
-    /// A one-line explanation if the workload uses another Swift runtime; nil if it matches, uses none, or
-    /// cannot be checked (a script, a static binary).
-    static func mismatch(executable: String) -> String? {
-        guard let ours = agentRuntimePath(), let theirs = workloadRuntimePath(executable: executable) else {
+    /// A one-line explanation if the workload uses another Swift runtime than the agent; nil if it matches, uses
+    /// none, or cannot be checked (a script, a static binary).
+    static func mismatch(executable: String, agentLibrary: String) -> String? {
+        guard let theirs = workloadRuntimePath(executable: executable),
+            let ours = workloadRuntimePath(executable: agentLibrary).map(realPath)
+        else {
             return nil
         }
         guard realPath(theirs) != ours else { return nil }
@@ -32,7 +26,7 @@ enum SwiftRuntimeCheck {
             + " Build the workload and stallwatch with the same toolchain"
     }
 
-    /// The `libswiftCore.so` the loader resolves for `executable`, or nil.
+    /// The `libswiftCore.so` the loader resolves for `executable` (a program or a shared library), or nil.
     static func workloadRuntimePath(executable: String) -> String? {
         guard FileManager.default.isExecutableFile(atPath: loader), isDynamicELF(executable) else { return nil }
         let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }

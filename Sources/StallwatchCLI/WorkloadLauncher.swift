@@ -64,7 +64,7 @@ enum WorkloadLauncher {
 
     /// The workload's environment: the user's, plus the agent preloaded first and its settings.
     static func environment(
-        base: [String: String], agentLibrary: String, socket: Int32, options: WatchOptions, runtime: String?
+        base: [String: String], agentLibrary: String, socket: Int32, options: WatchOptions
     ) -> [String: String] {
         var environment = base
         let preload = [agentLibrary] + (base["LD_PRELOAD"].map { [$0] } ?? [])
@@ -75,7 +75,6 @@ enum WorkloadLauncher {
         environment[AgentEnvironment.maxSamples] = String(options.maxSamples)
         environment[AgentEnvironment.strategy] = options.strategy.rawValue
         environment[AgentEnvironment.collectorPid] = String(getpid())
-        if let runtime { environment[AgentEnvironment.swiftRuntime] = runtime }
         // Without --fps, no frame tick, even if stallwatch's own environment had these set.
         for name in [
             AgentEnvironment.fps, AgentEnvironment.fpsMaxFrameNanoseconds, AgentEnvironment.fpsPowFactor,

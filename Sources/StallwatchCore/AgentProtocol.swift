@@ -67,8 +67,6 @@ public enum AgentEnvironment {
     public static let maxSamples = "STALLWATCH_MAX_SAMPLES"
     /// PID of the collector, which the agent allows to ptrace it (`PR_SET_PTRACER`) under Yama.
     public static let collectorPid = "STALLWATCH_COLLECTOR_PID"
-    /// Real path of the Swift runtime (`libswiftCore.so`) the agent was built against.
-    public static let swiftRuntime = "STALLWATCH_SWIFT_RUNTIME"
     /// `--fps`: `1` to run the 60 Hz frame tick and report frame rates.
     public static let fps = "STALLWATCH_FPS"
     /// `--fps-max-frame` in nanoseconds: frames longer than this drop time.
