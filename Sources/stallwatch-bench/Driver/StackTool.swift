@@ -1,5 +1,6 @@
 // Item 4's contenders: `stallwatch stack` and the two stack dumpers a Linux user reaches for instead.
 import Foundation
+import StallwatchSymbols
 
 /// One tool that prints a running process's stack: how to run it and how often the comparison does.
 struct StackTool {
@@ -35,14 +36,25 @@ struct StackTool {
             ("eu-stack", "eu-stack -1 -p PID", ["-1", "-p", "PID"], 10, 3, "elfutils"),
             ("gdb", "gdb -p PID -batch -ex bt", ["-p", "PID", "-batch", "-ex", "bt"], 3, 1, "gdb"),
         ]
-        // The same command naming frames the way it did before symbol tables and llvm-symbolizer: the toolchain's
-        // Runtime module alone, which reads each image whole at its first lookup.
+        // The same command reading DWARF with the toolchain's llvm-symbolizer instead of in process: what the
+        // built-in reader saves.
+        var tools = [stallwatch]
+        if let symbolizer = LLVMSymbolizer.locate(environment: [:]) {
+            var external = StackTool(
+                label: "STALLWATCH_SYMBOLIZER=llvm-symbolizer stallwatch stack PID", executable: products.stallwatch,
+                template: ["stack", "PID"], runs: 10, demoRuns: 3, package: nil)
+            external.environment = [LLVMSymbolizer.environmentVariable: symbolizer]
+            external.isVariant = true
+            tools.append(external)
+        }
+        // And naming frames the way it did before: the toolchain's Runtime module alone, which reads each image whole
+        // at its first lookup.
         var runtimeOnly = StackTool(
             label: "STALLWATCH_SYMBOLIZER=runtime stallwatch stack PID", executable: products.stallwatch,
             template: ["stack", "PID"], runs: 10, demoRuns: 3, package: nil)
-        runtimeOnly.environment = ["STALLWATCH_SYMBOLIZER": "runtime"]
+        runtimeOnly.environment = [LLVMSymbolizer.environmentVariable: "runtime"]
         runtimeOnly.isVariant = true
-        var tools = [stallwatch, runtimeOnly]
+        tools.append(runtimeOnly)
         var missing: [String] = []
         for peer in peers {
             if let path = onPath(peer.name) {
