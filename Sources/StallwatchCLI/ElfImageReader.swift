@@ -13,8 +13,8 @@ import Synchronization
 ///   units holding the addresses asked for. `llvm-symbolizer` reads the same, but starting it and loading the image's
 ///   whole symbol table and every unit's abbreviations costs ~10 ms on a 5 MB Swift binary.
 ///
-/// An image whose DWARF this reader cannot decode (split DWARF, an unknown form), and addresses no symbol covers in
-/// an image without DWARF, are left to the next source.
+/// An image it cannot open, and one whose DWARF it cannot decode (split DWARF, an unknown form), are left to the next
+/// source.
 final class ElfImageReader: SymbolSource {
     /// Opened images by path (nil: not readable ELF), kept for the symbolicator's life.
     private let images = Mutex<[String: OpenImage?]>([:])
@@ -71,8 +71,11 @@ final class ElfImageReader: SymbolSource {
         sw_symbols_name(image.symbols, offsets, offsets.count, &rawNames)
         let symbols = rawNames.map { $0.map { String(cString: $0) } }
         guard hasDwarf else {
+            // An address no symbol covers (a stripped local function, a PLT stub) stays unnamed: the toolchain's
+            // reader would read the same table whole (~10 MB for libswiftCore.so) only to guess the symbol before it.
             return zip(lookups, symbols).map { lookup, symbol in
                 symbol.flatMap { lookup.frames(from: [SourceLocation(function: $0, file: nil, line: 0, column: 0)]) }
+                    ?? [lookup.bareFrame]
             }
         }
         guard let reader = dwarfReader(for: image, path: path, images: &images) else { return lookups.map { _ in nil } }
