@@ -2,7 +2,8 @@
 import Foundation
 
 /// Runs the demo under stallwatch with a stall every 250 ms, and the same demo bare beside it, reading each
-/// process's resident set from `/proc/PID/status` twice a second.
+/// process's resident set from `/proc/PID/status` twice a second, and the anonymous part of it (what a process
+/// allocates, without the pages of its files the kernel maps in as code runs).
 ///
 /// A 30 ms threshold makes the 150 ms stalls long enough to detect (3 × 30 ms), so every one of them goes
 /// through the whole path: detection, capture, image map, symbolication and a JSON report. The first half of
@@ -37,14 +38,14 @@ struct MemoryBenchmark {
 
         // Elapsed time counts from the banner, which the demo prints as its timetable starts.
         let processes = [("stallwatch CLI", watched.pid), ("demo with the agent", workload), ("demo bare", bare.pid)]
-        var series = processes.map { _ in [(at: Double, kibibytes: Int)]() }
+        var series = processes.map { _ in [(at: Double, kibibytes: Int, anonymous: Int)]() }
         let start = MonotonicClock.now()
         while true {
             let elapsed = Double(MonotonicClock.now() - start) / 1e9
             let readings = processes.map { Self.residentKiB(of: $0.1) }
             if readings.allSatisfy({ $0 == nil }) { break }
             for (index, reading) in readings.enumerated() {
-                if let reading { series[index].append((elapsed, reading)) }
+                if let reading { series[index].append((elapsed, reading.resident, reading.anonymous)) }
             }
             MonotonicClock.sleep(seconds: Self.interval)
         }
@@ -56,18 +57,20 @@ struct MemoryBenchmark {
             "Memory: VmRSS every \(Self.interval) s over \(Self.stalls) stalls of 150 ms every 250 ms "
                 + "(--threshold 30ms, \(reported) stalls reported); first and last: the second half of the stalls, "
                 + "\(Format.fixed(Self.warmUp, 1)) s to \(Format.fixed(Self.stallsEnd, 1)) s; max: the whole run",
-            header: ["process", "first", "last", "last − first", "per stall", "max"])
+            header: ["process", "first", "last", "last − first", "per stall", "max", "of which anonymous: last − first"])
         var report = SectionReport()
         var lastValues: [Int] = []
         for ((name, _), samples) in zip(processes, series) {
-            let settled = samples.filter { (Self.warmUp...Self.stallsEnd).contains($0.at) }.map(\.kibibytes)
+            let settledSamples = samples.filter { (Self.warmUp...Self.stallsEnd).contains($0.at) }
+            let settled = settledSamples.map(\.kibibytes)
             let first = settled.first ?? 0
             let last = settled.last ?? 0
+            let anonymousGrowth = (settledSamples.last?.anonymous ?? 0) - (settledSamples.first?.anonymous ?? 0)
             lastValues.append(last)
             table.add([
                 name, Format.mebibytes(first), Format.mebibytes(last), Format.mebibytes(last - first),
                 Format.fixed(Double(last - first) / Double(Self.stalls - Self.stalls / 2), 1) + " KiB",
-                Format.mebibytes(samples.map(\.kibibytes).max() ?? 0),
+                Format.mebibytes(samples.map(\.kibibytes).max() ?? 0), Format.mebibytes(anonymousGrowth),
             ])
             if name != "demo bare" {
                 report.targets.append(
@@ -88,11 +91,15 @@ struct MemoryBenchmark {
         return report
     }
 
-    /// `VmRSS` from `/proc/PID/status`, in KiB; nil once the process is gone (or a zombie).
-    static func residentKiB(of pid: Int32) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-        else { return nil }
-        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+    /// `VmRSS` from `/proc/PID/status`, and its anonymous part (`RssAnon`: heap and stacks, not mapped files), in
+    /// KiB; nil once the process is gone (or a zombie).
+    static func residentKiB(of pid: Int32) -> (resident: Int, anonymous: Int)? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        func field(_ name: String) -> Int? {
+            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } }
+        }
+        guard let resident = field("VmRSS") else { return nil }
+        return (resident, field("RssAnon") ?? 0)
     }
 }
