@@ -74,7 +74,7 @@ final class ElfImageReader: SymbolSource {
             // An address no symbol covers (a stripped local function, a PLT stub) stays unnamed: the toolchain's
             // reader would read the same table whole (~10 MB for libswiftCore.so) only to guess the symbol before it.
             return zip(lookups, symbols).map { lookup, symbol in
-                symbol.flatMap { lookup.frames(from: [SourceLocation(function: $0, file: nil, line: 0, column: 0)]) }
+                symbol.flatMap { lookup.frames(from: [SymbolLocation(function: $0, file: nil, line: 0, column: 0)]) }
                     ?? [lookup.bareFrame]
             }
         }
@@ -88,7 +88,7 @@ final class ElfImageReader: SymbolSource {
             // As llvm-symbolizer does: the function holding the code is named by the symbol table where it has a
             // name (a compiler's clone, `foo.cold`, is named there and not in DWARF).
             if locations.isEmpty {
-                locations = [SourceLocation(function: symbol, file: nil, line: 0, column: 0)]
+                locations = [SymbolLocation(function: symbol, file: nil, line: 0, column: 0)]
             } else if let symbol {
                 locations[locations.count - 1].function = symbol
             }

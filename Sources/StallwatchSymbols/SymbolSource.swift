@@ -31,7 +31,7 @@ public struct SymbolLookup: Hashable, Sendable {
 
     /// Frames from what a symbolicator read about this address, innermost (inlined deepest) first; nil if they name
     /// nothing, so the next source may try.
-    public func frames(from locations: [SourceLocation]) -> [Frame]? {
+    public func frames(from locations: [SymbolLocation]) -> [Frame]? {
         let frames = locations.enumerated().map { index, location in
             var frame = bareFrame
             if let raw = location.function, !raw.isEmpty, raw != "??" {

@@ -66,12 +66,15 @@ private let swiftInliner = """
 
 /// How each binary is built: compiler and flags.
 enum DwarfFlavor: String, CaseIterable, Sendable {
-    case gccDwarf5, gccDwarf4, gccCompressed, clangDwarf5, swiftOptimized, swiftUnoptimized
+    case gccDwarf5, gccDwarf4, gccDwarf3, gccDwarf2, gccCompressed, clangDwarf5, swiftOptimized, swiftUnoptimized
 
     var build: (source: String, file: String, compiler: [String]) {
         switch self {
         case .gccDwarf5: (cInliner, "inliner.c", ["/usr/bin/gcc", "-O2", "-g"])
         case .gccDwarf4: (cInliner, "inliner.c", ["/usr/bin/gcc", "-O2", "-gdwarf-4"])
+        // DWARF 2 and 3 give range list offsets as constants; -O2 puts main in .text.startup, so the unit has one.
+        case .gccDwarf3: (cInliner, "inliner.c", ["/usr/bin/gcc", "-O2", "-gdwarf-3"])
+        case .gccDwarf2: (cInliner, "inliner.c", ["/usr/bin/gcc", "-O2", "-gdwarf-2"])
         case .gccCompressed: (cInliner, "inliner.c", ["/usr/bin/gcc", "-O2", "-g", "-gz"])
         case .clangDwarf5: (cInliner, "inliner.c", ["/usr/bin/env", "clang", "-O2", "-g"])
         case .swiftOptimized: (swiftInliner, "main.swift", ["/usr/bin/env", "swiftc", "-O", "-g"])

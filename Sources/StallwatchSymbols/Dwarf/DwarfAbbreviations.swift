@@ -114,9 +114,16 @@ struct DwarfFormat: Hashable {
         case DwarfForm.udata, DwarfForm.refUdata, DwarfForm.strx, DwarfForm.addrx, DwarfForm.loclistx,
             DwarfForm.rnglistx, DwarfForm.gnuAddrIndex, DwarfForm.gnuStrIndex:
             _ = try cursor.uleb()
-        case DwarfForm.indirect: try skip(try cursor.uleb(), &cursor)
+        case DwarfForm.indirect: try skip(try Self.indirectForm(&cursor), &cursor)
         default: throw DwarfError("unknown form 0x\(String(form, radix: 16))")
         }
+    }
+
+    /// The form a `DW_FORM_indirect` value names; another indirection (which could nest without end) is refused.
+    private static func indirectForm(_ cursor: inout DwarfCursor) throws(DwarfError) -> UInt64 {
+        let form = try cursor.uleb()
+        guard form != DwarfForm.indirect else { throw DwarfError("DW_FORM_indirect naming itself") }
+        return form
     }
 
     /// Reads one value in `form`.
@@ -156,7 +163,7 @@ struct DwarfFormat: Hashable {
             try cursor.skipCString()
             return .inlineString(start)
         case DwarfForm.indirect:
-            return try read(try cursor.uleb(), implicitConstant: implicitConstant, &cursor)
+            return try read(try Self.indirectForm(&cursor), implicitConstant: implicitConstant, &cursor)
         default:
             try skip(form, &cursor)
             return .unsupported

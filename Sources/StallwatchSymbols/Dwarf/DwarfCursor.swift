@@ -107,8 +107,14 @@ struct DwarfCursor {
             if shift < 64 { result |= Int64(byte & 0x7f) << shift }
             shift += 7
         } while byte & 0x80 != 0
-        if shift < 64, byte & 0x40 != 0 { result |= -(Int64(1) << shift) }
+        if shift < 64, byte & 0x40 != 0 { result |= Int64(-1) << shift }
         return result
+    }
+
+    /// Where a span of `length` bytes starting here ends, if it fits before ``end``.
+    func end(after length: UInt64) throws(DwarfError) -> Int {
+        guard length <= UInt64(end - offset) else { throw DwarfError("length \(length) runs past its section") }
+        return offset + Int(length)
     }
 
     mutating func skip(_ count: Int) throws(DwarfError) {

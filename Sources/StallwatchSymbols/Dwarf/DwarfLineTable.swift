@@ -39,8 +39,7 @@ struct DwarfLineTable {
         } ?? ""
         var cursor = try sections.line.cursor(at: Int(clamping: offset))
         let (length, offsetSize) = try cursor.unitLength()
-        programEnd = cursor.offset + Int(clamping: length)
-        guard programEnd <= sections.line.count else { throw DwarfError("line program past the section") }
+        programEnd = try cursor.end(after: length)
         cursor.end = programEnd
         version = Int(try cursor.u16())
         guard (2...5).contains(version) else { throw DwarfError("line table version \(version)") }
@@ -51,7 +50,7 @@ struct DwarfLineTable {
         }
         format = DwarfFormat(version: unit.format.version, offsetSize: offsetSize, addressSize: addressSize)
         let headerLength = try cursor.unsigned(size: offsetSize)
-        programStart = cursor.offset + Int(clamping: headerLength)
+        programStart = try cursor.end(after: headerLength)
         minimumInstructionLength = UInt64(try cursor.u8())
         if version >= 4 { _ = try cursor.u8() }  // maximum operations per instruction (VLIW only)
         _ = try cursor.u8()  // default is_stmt
@@ -93,7 +92,10 @@ struct DwarfLineTable {
             var formats: [(content: UInt64, form: UInt64)] = []
             for _ in 0..<formatCount { formats.append((try cursor.uleb(), try cursor.uleb())) }
             let count = try cursor.uleb()
-            guard count < 1 << 24 else { throw DwarfError("\(count) line table entries") }
+            // Every entry takes at least a byte unless it has no fields at all, which no producer writes.
+            guard !formats.isEmpty || count == 0, count <= UInt64(cursor.end - cursor.offset) else {
+                throw DwarfError("\(count) line table entries of \(formats.count) fields")
+            }
             var entries: [(path: String, directory: UInt64)] = []
             for _ in 0..<count {
                 var path = ""
@@ -195,7 +197,7 @@ struct DwarfLineTable {
             case 0:  // extended
                 let length = try cursor.uleb()
                 guard length > 0 else { continue }
-                let next = cursor.offset + Int(clamping: length)
+                let next = try cursor.end(after: length)
                 let extended = try cursor.u8()
                 switch extended {
                 case 1:  // DW_LNE_end_sequence
@@ -203,10 +205,9 @@ struct DwarfLineTable {
                     row = Row()
                     previous = nil
                 case 2:  // DW_LNE_set_address
-                    row.address = try cursor.unsigned(size: Int(length) - 1)
+                    row.address = try cursor.unsigned(size: next - cursor.offset)
                 default: break  // define_file, set_discriminator, vendor: nothing a lookup needs
                 }
-                guard next <= programEnd else { throw DwarfError("extended opcode past the program") }
                 cursor.offset = next
             case 1: emit(row)  // DW_LNS_copy
             case 2: row.address &+= (try cursor.uleb()) &* minimumInstructionLength  // advance_pc

@@ -3,7 +3,7 @@
 /// What DWARF says about one address, innermost first: the function inlined deepest and the line the address is
 /// on, then each function it was inlined into and the line of that call, ending with the function that holds the
 /// code.
-public struct SourceLocation: Equatable, Sendable {
+public struct SymbolLocation: Equatable, Sendable {
     /// The function's linkage (mangled) name, or its plain name; nil when DWARF names no function there.
     public var function: String?
     public var file: String?
@@ -27,7 +27,8 @@ public struct SourceLocation: Equatable, Sendable {
 /// Not thread-safe.
 public final class DwarfReader {
     private let index: DwarfUnitIndex
-    private var lineTables: [UInt64: DwarfLineTable] = [:]
+    /// Each walked unit's line table, by the unit's offset.
+    private var lineTables: [Int: DwarfLineTable] = [:]
 
     public init(sections: DwarfSections) throws(DwarfError) {
         index = try DwarfUnitIndex(sections: sections)
@@ -35,8 +36,8 @@ public final class DwarfReader {
 
     /// For each address (as linked, i.e. in the file's address space), its locations, innermost first; empty when no
     /// unit covers it. Throws when the data cannot be read (split DWARF, an unknown form, malformed sections).
-    public func locations(for addresses: [UInt64]) throws(DwarfError) -> [[SourceLocation]] {
-        var result: [[SourceLocation]] = addresses.map { _ in [] }
+    public func locations(for addresses: [UInt64]) throws(DwarfError) -> [[SymbolLocation]] {
+        var result: [[SymbolLocation]] = addresses.map { _ in [] }
         var byUnit: [Int: [Int]] = [:]
         for (position, address) in addresses.enumerated() {
             if let unit = index.units.firstIndex(where: { $0.covers(address) }) {
@@ -60,18 +61,18 @@ public final class DwarfReader {
     /// One location per scope, innermost first: the innermost at the line table's row, each outer one at the call
     /// the scope inside it was inlined from.
     private func locations(chain: [Scope], row: DwarfLineTable.Row?, table: DwarfLineTable?) throws(DwarfError)
-        -> [SourceLocation]
+        -> [SymbolLocation]
     {
-        let innermost = SourceLocation(
+        let innermost = SymbolLocation(
             function: nil, file: row.flatMap { table?.path(ofFile: $0.file) }, line: Int(clamping: row?.line ?? 0),
             column: Int(clamping: row?.column ?? 0))
         guard !chain.isEmpty else { return row == nil ? [] : [innermost] }
-        var locations: [SourceLocation] = []
+        var locations: [SymbolLocation] = []
         var location = innermost
         for scope in chain.reversed() {
             location.function = try functionName(ofDIEAt: scope.offset)
             locations.append(location)
-            location = SourceLocation(
+            location = SymbolLocation(
                 function: nil, file: table?.path(ofFile: scope.callFile), line: Int(clamping: scope.callLine),
                 column: Int(clamping: scope.callColumn))
         }
@@ -80,9 +81,10 @@ public final class DwarfReader {
 
     private func lineTable(of unit: DwarfUnit) throws(DwarfError) -> DwarfLineTable? {
         guard let offset = unit.lineProgram else { return nil }
-        if let known = lineTables[offset] { return known }
+        // By unit, not program offset: paths are made absolute with the unit's own directory.
+        if let known = lineTables[unit.offset] { return known }
         let table = try DwarfLineTable(at: offset, unit: unit, index: index)
-        lineTables[offset] = table
+        lineTables[unit.offset] = table
         return table
     }
 
@@ -185,7 +187,8 @@ public final class DwarfReader {
                         if plain == nil { plain = try index.string(value, in: unit) }
                     default:
                         switch value {
-                        case .unitReference(let relative): pending.append(unit.offset + Int(clamping: relative))
+                        case .unitReference(let relative) where relative < UInt64(unit.end - unit.offset):
+                            pending.append(unit.offset + Int(relative))
                         case .infoReference(let absolute): pending.append(Int(clamping: absolute))
                         default: break  // a reference into another file
                         }

@@ -86,12 +86,15 @@ struct DwarfUnitIndex {
 
     init(sections: DwarfSections) throws(DwarfError) {
         self.sections = sections
+        // An image with DWARF whose .debug_info cannot be read (compressed in a format libelf lacks) is not one
+        // without DWARF: let the caller name it another way.
+        guard sections.info.count > 0 else { throw DwarfError("no readable .debug_info") }
         var offset = 0
         while offset < sections.info.count {
             var cursor = try sections.info.cursor(at: offset)
             let (length, offsetSize) = try cursor.unitLength()
-            let end = cursor.offset + Int(clamping: length)
-            guard end <= sections.info.count, end > cursor.offset else { throw DwarfError("unit past the section") }
+            let end = try cursor.end(after: length)
+            guard end > cursor.offset else { throw DwarfError("empty unit") }
             defer { offset = end }
             cursor.end = end
             let version = Int(try cursor.u16())
@@ -267,7 +270,8 @@ struct DwarfUnitIndex {
 
     private func rangeList(_ value: DwarfValue, in unit: DwarfUnit) throws(DwarfError) -> [Range<UInt64>] {
         if unit.format.version < 5 {
-            guard case .sectionOffset(let offset) = value else { return [] }
+            // DWARF 2 and 3 give the offset as a constant (data4, data8), DWARF 4 as a section offset.
+            guard let offset = value.number else { return [] }
             return try rangesV4(at: offset, in: unit)
         }
         let offset: UInt64
