@@ -101,31 +101,44 @@ static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
     return mapped != NULL ? sw_memory_find_proc_info(mapped, as, ip, pi, need_unwind_info, arg) : found;
 }
 
+/// The target's page at `page` (page-aligned), from the cache or read with process_vm_readv, which works on a
+/// running process too; NULL if it cannot be read that way.
+static const uint8_t *target_page(sw_remote_sampler *s, uint64_t page) {
+    for (int i = 0; i < CACHED_PAGES; i++) {
+        if (s->pages[i].address == page) return s->pages[i].bytes;
+    }
+    cached_page *slot = &s->pages[s->next_victim];
+    struct iovec local = {slot->bytes, PAGE}, remote = {(void *)(uintptr_t)page, PAGE};
+    if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != PAGE) return NULL;
+    slot->address = page;
+    s->next_victim = (s->next_victim + 1) % CACHED_PAGES;
+    return slot->bytes;
+}
+
 static int sw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, int write, void *arg) {
     sw_remote_sampler *s = unwinding;
     if (s == NULL) return _UPT_access_mem(as, addr, value, write, arg);
-    // Image handles were created for the pid; only the stopped thread accepts PTRACE_PEEKDATA.
-    uint64_t offset = addr & (PAGE - 1);
-    if (write || offset > PAGE - sizeof(unw_word_t)) return _UPT_access_mem(as, addr, value, write, s->upt);
+    // Image handles were created for the pid; only the stopped thread accepts PTRACE_PEEKDATA, so the pages are
+    // read with process_vm_readv, which also serves the table lookups made before the thread is stopped.
+    if (write) return _UPT_access_mem(as, addr, value, write, s->upt);
     // The target's vDSO holds the same bytes as ours.
     if (s->vdso.valid && addr >= s->vdso.start && addr + sizeof(unw_word_t) <= s->vdso.end) {
         memcpy(value, s->vdso.local + (addr - s->vdso.start), sizeof *value);
         return 0;
     }
-    uint64_t page = addr - offset;
-    for (int i = 0; i < CACHED_PAGES; i++) {
-        if (s->pages[i].address == page) {
-            memcpy(value, s->pages[i].bytes + offset, sizeof *value);
-            return 0;
-        }
+    uint64_t offset = addr & (PAGE - 1), page = addr - offset;
+    uint8_t bytes[sizeof(unw_word_t)];
+    size_t here = PAGE - offset < sizeof bytes ? PAGE - offset : sizeof bytes;
+    const uint8_t *first = target_page(s, page);
+    if (first == NULL) return _UPT_access_mem(as, addr, value, write, s->upt);
+    memcpy(bytes, first + offset, here);
+    // A word across a page boundary (an unwind table is only 4-byte aligned): the rest from the next page.
+    if (here < sizeof bytes) {
+        const uint8_t *second = target_page(s, page + PAGE);
+        if (second == NULL) return _UPT_access_mem(as, addr, value, write, s->upt);
+        memcpy(bytes + here, second, sizeof bytes - here);
     }
-    cached_page *slot = &s->pages[s->next_victim];
-    struct iovec local = {slot->bytes, PAGE}, remote = {(void *)(uintptr_t)page, PAGE};
-    if (process_vm_readv(s->pid, &local, 1, &remote, 1, 0) != PAGE)
-        return _UPT_access_mem(as, addr, value, write, s->upt);
-    slot->address = page;
-    s->next_victim = (s->next_victim + 1) % CACHED_PAGES;
-    memcpy(value, slot->bytes + offset, sizeof *value);
+    memcpy(value, bytes, sizeof *value);
     return 0;
 }
 

@@ -193,15 +193,24 @@ static int read_target(unw_addr_space_t as, void *arg, uint64_t address, void *b
 }
 
 /// Finds the image's `.eh_frame_hdr` through the ELF and program headers mapped at its base.
+///
+/// An image without such a table is marked so (state -1); one whose memory could not be read is left to be tried
+/// again (state 0), at the next lookup.
 static void locate_memory_table(sw_image *image, unw_addr_space_t as, void *arg) {
     image->memory.state = -1;
     if (image->base == 0) return;
     ElfW(Ehdr) header;
-    if (read_target(as, arg, image->base, &header, sizeof header) != 0) return;
+    if (read_target(as, arg, image->base, &header, sizeof header) != 0) {
+        image->memory.state = 0;
+        return;
+    }
     if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) return;
     if (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phnum == 0 || header.e_phnum > 64) return;
     ElfW(Phdr) segments[64];
-    if (read_target(as, arg, image->base + header.e_phoff, segments, header.e_phnum * sizeof segments[0]) != 0) return;
+    if (read_target(as, arg, image->base + header.e_phoff, segments, header.e_phnum * sizeof segments[0]) != 0) {
+        image->memory.state = 0;
+        return;
+    }
     uint64_t first_load = UINT64_MAX, eh_vaddr = 0;
     int have_eh = 0;
     for (int i = 0; i < header.e_phnum; i++) {
@@ -212,7 +221,10 @@ static void locate_memory_table(sw_image *image, unw_addr_space_t as, void *arg)
     // Load bias: where the base is, minus where the first segment was linked (0 for PIE and shared objects).
     uint64_t hdr = image->base - (first_load & ~0xfffULL) + eh_vaddr;
     uint8_t bytes[4 + 8 + 8];
-    if (read_target(as, arg, hdr, bytes, sizeof bytes) != 0) return;
+    if (read_target(as, arg, hdr, bytes, sizeof bytes) != 0) {
+        image->memory.state = 0;
+        return;
+    }
     // Same layout and the same one table encoding libunwind can search as for the vDSO.
     if (bytes[0] != 1 || bytes[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return;
     const uint8_t *p = bytes + 4, *end = bytes + sizeof bytes;
