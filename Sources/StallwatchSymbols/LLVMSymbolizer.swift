@@ -72,7 +72,7 @@ public struct LLVMSymbolizer: SymbolSource {
         else { return nil }
         return lookup.frames(
             from: symbols.map {
-                SourceLocation(
+                SymbolLocation(
                     function: $0.functionName, file: $0.fileName, line: $0.line ?? 0, column: $0.column ?? 0)
             })
     }
@@ -118,30 +118,35 @@ extension LLVMSymbolizer {
     public static let environmentVariable = "STALLWATCH_SYMBOLIZER"
 
     /// The `llvm-symbolizer` to use: the one `STALLWATCH_SYMBOLIZER` names, else the one in the toolchain whose Swift
-    /// runtime this process runs on, else the first on `PATH` or beside a `swift` on it; nil if there is none or the
-    /// variable says `runtime`.
+    /// runtime this process runs on, else the one beside the first `swift` on `PATH`, else the first on `PATH`; nil if
+    /// there is none or the variable says `runtime`.
     public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let manager = FileManager.default
         if let chosen = environment[environmentVariable], !chosen.isEmpty {
             return chosen == "runtime" || !manager.isExecutableFile(atPath: chosen) ? nil : chosen
         }
-        var candidates: [String] = []
-        if let runtime = swiftRuntimeDirectory() {
-            // <toolchain>/usr/lib/swift/linux/libswiftCore.so → <toolchain>/usr/bin/llvm-symbolizer
-            candidates.append(runtime + "/../../../bin/llvm-symbolizer")
-        }
-        for directory in (environment["PATH"] ?? "").split(separator: ":") where !directory.isEmpty {
-            candidates.append("\(directory)/llvm-symbolizer")
-            // The toolchain of the `swift` on PATH (often a link from /usr/bin), for a stallwatch linked with its
-            // Swift runtime inside.
-            if let swift = realpath("\(directory)/swift", nil) {
-                defer { free(swift) }
-                let path = String(cString: swift)
-                if let slash = path.lastIndex(of: "/") { candidates.append(path[..<slash] + "/llvm-symbolizer") }
-            }
-        }
+        let candidates = candidates(path: environment["PATH"] ?? "", runtimeDirectory: swiftRuntimeDirectory())
         guard let found = candidates.first(where: { manager.isExecutableFile(atPath: $0) }) else { return nil }
         return URL(fileURLWithPath: found).standardizedFileURL.path
+    }
+
+    /// Where to look, in order: beside the Swift runtime (`runtimeDirectory`, when this process loads it as a
+    /// library), beside each `swift` on `path` (often a link from /usr/bin), then in each directory of `path` — where
+    /// an older LLVM's may come first.
+    static func candidates(path: String, runtimeDirectory: String?) -> [String] {
+        var candidates: [String] = []
+        if let runtimeDirectory {
+            // <toolchain>/usr/lib/swift/linux/libswiftCore.so → <toolchain>/usr/bin/llvm-symbolizer
+            candidates.append(runtimeDirectory + "/../../../bin/llvm-symbolizer")
+        }
+        let directories = path.split(separator: ":").filter { !$0.isEmpty }
+        for directory in directories {
+            guard let swift = realpath("\(directory)/swift", nil) else { continue }
+            defer { free(swift) }
+            let resolved = String(cString: swift)
+            if let slash = resolved.lastIndex(of: "/") { candidates.append(resolved[..<slash] + "/llvm-symbolizer") }
+        }
+        return candidates + directories.map { "\($0)/llvm-symbolizer" }
     }
 
     /// The directory of the `libswiftCore.so` this process runs on.

@@ -121,6 +121,28 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         #expect(LLVMSymbolizer.locate(environment: ["STALLWATCH_SYMBOLIZER": "/no/such/tool"]) == nil)
     }
 
+    /// A stallwatch carrying its own Swift runtime finds the toolchain through the `swift` on PATH, before an older
+    /// LLVM's llvm-symbolizer that comes earlier on PATH.
+    @Test func prefersTheSymbolizerBesideSwiftOnThePath() throws {
+        let root = NSTemporaryDirectory() + "stallwatch-locate-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (older, links, toolchain) = (root + "/usr-bin", root + "/links", root + "/toolchain/usr/bin")
+        for directory in [older, links, toolchain] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        for tool in [older + "/llvm-symbolizer", toolchain + "/llvm-symbolizer", toolchain + "/swift"] {
+            #expect(FileManager.default.createFile(atPath: tool, contents: Data("#!/bin/sh\n".utf8)))
+            #expect(chmod(tool, 0o755) == 0)
+        }
+        try FileManager.default.createSymbolicLink(atPath: links + "/swift", withDestinationPath: toolchain + "/swift")
+        let candidates = LLVMSymbolizer.candidates(path: "\(older):\(links)", runtimeDirectory: nil)
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+        #expect(found.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
+            == URL(fileURLWithPath: toolchain + "/llvm-symbolizer").resolvingSymlinksInPath().path, "\(candidates)")
+        // Without a swift on PATH, the first llvm-symbolizer there.
+        #expect(LLVMSymbolizer.candidates(path: older, runtimeDirectory: nil) == [older + "/llvm-symbolizer"])
+    }
+
     /// A symbolizer that fails (here one that prints nothing) leaves every frame to the toolchain's reader.
     @Test func aFailingSymbolizerFallsBackToTheRuntime() throws {
         let code = try codeAddresses()
