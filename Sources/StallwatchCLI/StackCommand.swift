@@ -81,7 +81,8 @@ enum StackCommand {
             }
         }
         // Read while the process lives; if it has exited meanwhile, the frames keep their addresses.
-        let images = ProcessImages.capture(pid: pid)
+        // The toolchain's map only if its symbolicator is needed: naming follows at once.
+        let images = ProcessImages.capture(pid: pid, readsToolchainMapNow: false)
         let symbolicator = CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
         let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
         let threads = zip(captured, named).map { thread, frames in

@@ -12,8 +12,8 @@ import Synchronization
 /// the vDSO's range, which that map leaves out.
 public struct ProcessImages: @unchecked Sendable {
     private let toolchainMap: ToolchainImageMap
-    /// The toolchain's map, for its symbolicator: read when first asked for (~1 ms: it reads every image's build ID),
-    /// which the in-process readers of the CLI rarely need. Empty if the process is gone by then.
+    /// The toolchain's map, for its symbolicator: read at capture, or when first asked for
+    /// (``capture(pid:readsToolchainMapNow:)``). Empty if the process was gone by then.
     var map: ImageMap { toolchainMap.map }
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
@@ -39,12 +39,16 @@ public struct ProcessImages: @unchecked Sendable {
     }
 
     /// The images of another process. Reading its memory needs the same permission as ptrace.
-    public static func capture(pid: Int32) -> ProcessImages {
+    ///
+    /// - Parameter readsToolchainMapNow: whether to read the toolchain's image map now (~1 ms: every image's build
+    ///   ID), or when its symbolicator first needs it. Later is cheaper when the image files name every frame, as
+    ///   for a one-shot `stallwatch stack`, but the process may have exited (or loaded other libraries) by then;
+    ///   a snapshot kept for later stalls reads it now.
+    public static func capture(pid: Int32, readsToolchainMapNow: Bool = true) -> ProcessImages {
         let maps = mapsBytes(of: "\(pid)")
+        let read = { ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)) }
         return ProcessImages(
-            map: ToolchainImageMap {
-                ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid))
-            },
+            map: readsToolchainMapNow ? ToolchainImageMap(read()) : ToolchainImageMap(read),
             vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid),
             runningExecutable: replacedExecutable(of: pid))
     }
