@@ -398,9 +398,16 @@ extension RunResult {
 
     @Test func aThreadIdPointsAtItsProcess() throws {
         let demo = try RunningDemo(["--scenario", "mutex", "--stalls", "1", "--period", "10s"])
-        let tids = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(demo.pid)/task")
-        let other = try #require(tids.first { $0 != String(demo.pid) })
-        let result = try runStallwatch(["stack", other])
+        // The demo starts its other threads soon after it starts, not necessarily before this looks.
+        var other: String?
+        _ = waitFor(
+            {
+                let tids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(demo.pid)/task")) ?? []
+                other = tids.first { $0 != String(demo.pid) }
+                return other != nil
+            }, timeout: 10)
+        let thread = try #require(other, "the demo has a second thread")
+        let result = try runStallwatch(["stack", thread])
         #expect(result.status == 66)
         #expect(result.stderr.contains("is a thread of process \(demo.pid)"))
     }
