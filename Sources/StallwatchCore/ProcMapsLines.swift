@@ -44,23 +44,26 @@ public struct MappedCode: Codable, Equatable, Sendable {
 }
 
 extension ProcMapsLines {
-    /// The executable mappings of files (`r-xp ... /path`) in a maps text, each with its file's load base.
+    /// The executable mappings of files (`r-xp ... /path`) in a maps text, each with its file's load base: the
+    /// nearest mapping of the same file at offset 0 below it. (A loaded image's mappings are contiguous, its header
+    /// first; the same file may also be mapped elsewhere, whole, by a reader such as libelf.)
     public static func executableFiles(in maps: [UInt8]) -> [MappedCode] {
-        var code: [(path: String, start: UInt64, end: UInt64)] = []
-        var bases: [String: UInt64] = [:]
+        var code: [MappedCode] = []
+        var lastBase: [String: UInt64] = [:]
         var start = 0
         while start < maps.count {
             var end = start
             while end < maps.count && maps[end] != UInt8(ascii: "\n") { end += 1 }
+            // Lines come in address order: the latest header seen is the nearest below.
             if let mapping = fileMapping(maps[start..<end]) {
-                if mapping.offset == 0 { bases[mapping.path] = min(bases[mapping.path] ?? .max, mapping.start) }
-                if mapping.executable { code.append((mapping.path, mapping.start, mapping.end)) }
+                if mapping.offset == 0 { lastBase[mapping.path] = mapping.start }
+                if mapping.executable, let base = lastBase[mapping.path] {
+                    code.append(MappedCode(path: mapping.path, start: mapping.start, end: mapping.end, base: base))
+                }
             }
             start = end + 1
         }
-        return code.compactMap { entry in
-            bases[entry.path].map { MappedCode(path: entry.path, start: entry.start, end: entry.end, base: $0) }
-        }
+        return code
     }
 
     /// `start-end perms offset dev inode /path`; nil for anonymous and special (`[heap]`) mappings.

@@ -46,4 +46,18 @@ import Testing
                 base: 0x7f00_0000_0000),
         ])
     }
+
+    /// The same file mapped whole by a reader (libelf opening libc.so.6, say) lower in memory, or twice loaded: each
+    /// code mapping's base is its own image's header, just below it, not the lowest mapping of that path.
+    @Test func aFileMappedAgainElsewhereDoesNotMoveTheBase() {
+        let text = Array(
+            """
+            7e0000000000-7e00001d6000 r--s 00000000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f0000000000-7f0000028000 r--p 00000000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f0000028000-7f000019d000 r-xp 00028000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f1000000000-7f1000028000 r--p 00000000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            7f1000028000-7f100019d000 r-xp 00028000 fd:01 9      /usr/lib/x86_64-linux-gnu/libc.so.6
+            """.utf8)
+        #expect(ProcMapsLines.executableFiles(in: text).map(\.base) == [0x7f00_0000_0000, 0x7f10_0000_0000])
+    }
 }
