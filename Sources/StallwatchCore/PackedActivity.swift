@@ -22,15 +22,23 @@ public enum PackedActivity {
         return micros << (sequenceBits + phaseBits) | (sequence & sequenceMask) << phaseBits | UInt64(phase.rawValue)
     }
 
-    /// Unpacks a word read at `now`: the full timestamp is the latest time not after `now` whose low 40 bits
-    /// of microseconds match the packed ones.
+    /// Unpacks a word read at `now`: the full timestamp is the time nearest `now` whose low 40 bits of
+    /// microseconds match the packed ones. Usually a little before `now`; a little after it when the main thread
+    /// published between the watcher's clock read and its load of the word (its precise clock then ran ahead).
     public static func unpack(_ word: UInt64, now: UInt64) -> ActivitySnapshot {
         guard word != 0 else { return .initial }
         let phase = LoopPhase(rawValue: UInt8(word & ((1 << phaseBits) - 1))) ?? .notStarted
         let packedMicros = word >> (sequenceBits + phaseBits)
         let nowMicros = now / 1000
         let age = (nowMicros &- packedMicros) & timestampMask
-        let micros = nowMicros >= age ? nowMicros - age : 0
+        let ahead = (packedMicros &- nowMicros) & timestampMask
+        // Half the 12.7-day range either way: a stamp ahead of now is at most a scheduling delay ahead.
+        let micros: UInt64
+        if ahead < age {
+            micros = nowMicros &+ ahead
+        } else {
+            micros = nowMicros >= age ? nowMicros - age : 0
+        }
         // The whole word identifies the transition: any new publication changes it.
         return ActivitySnapshot(sequence: word, phase: phase, timestamp: micros * 1000)
     }

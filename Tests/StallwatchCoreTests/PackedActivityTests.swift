@@ -21,6 +21,18 @@ import Testing
         #expect(snapshot.timestamp == time)
     }
 
+    /// The main thread may publish between the watcher's clock read and its load of the word: the stamp is then a
+    /// little after the watcher's `now`. It must stay that time, not fall to 0 (which made a stall "since boot").
+    @Test func aStampJustAfterTheReadersClockIsKept() {
+        let now: UInt64 = 21_438_013_000_000
+        let word = PackedActivity.pack(sequence: 3, phase: .afterWaiting, timestamp: now + 25_000)
+        let snapshot = PackedActivity.unpack(word, now: now)
+        #expect(snapshot.timestamp == now + 25_000)
+        var detector = StallDetector(threshold: 80_000_000, count: 3)
+        #expect(detector.observe(snapshot, now: now).isEmpty, "no stall from a fresh transition")
+        #expect(detector.timeouts(at: now) == 0)
+    }
+
     @Test func consecutivePublicationsDiffer() {
         let first = PackedActivity.pack(sequence: 1, phase: .beforeSources, timestamp: 1_000_000)
         let second = PackedActivity.pack(sequence: 2, phase: .beforeSources, timestamp: 1_000_000)
