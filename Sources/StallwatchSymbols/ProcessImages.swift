@@ -3,7 +3,6 @@ import Glibc
 // A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
 import StallwatchCore
-import Synchronization
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///
@@ -11,14 +10,14 @@ import Synchronization
 /// Wraps the toolchain's `Runtime.ImageMap`, which reads `/proc/PID/maps` and each image's build ID, plus
 /// the vDSO's range, which that map leaves out.
 public struct ProcessImages: @unchecked Sendable {
-    private let toolchainMap: ToolchainImageMap
+    private let toolchainMap: FirstUse<ImageMap>
     /// The toolchain's map, for its symbolicator: read at capture, or when first asked for
     /// (``capture(pid:readsToolchainMapNow:)``). Empty if the process was gone by then.
-    var map: ImageMap { toolchainMap.map }
+    var map: ImageMap { toolchainMap.value }
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
-    /// Every file's executable mapping, for the images the toolchain's map leaves out (it finds no non-PIE
-    /// executable, e.g. a C program linked at 0x400000).
+    /// Every file's executable mapping, from the maps lines: the first place an address's image is looked up (the
+    /// toolchain's map also finds no non-PIE executable, e.g. a C program linked at 0x400000).
     let code: [MappedCode]
     /// Where the process's files are seen from here: `/proc/PID/root` when it runs in another mount namespace (a
     /// container), whose paths name other files, or none at all, in ours; nil when its paths are ours.
@@ -28,7 +27,7 @@ public struct ProcessImages: @unchecked Sendable {
     var runningExecutable: (mapped: String, readable: String)?
 
     init(
-        map: ToolchainImageMap, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
+        map: FirstUse<ImageMap>, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
         runningExecutable: (mapped: String, readable: String)? = nil
     ) {
         self.toolchainMap = map
@@ -48,7 +47,7 @@ public struct ProcessImages: @unchecked Sendable {
         let maps = mapsBytes(of: "\(pid)")
         let read = { ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)) }
         return ProcessImages(
-            map: readsToolchainMapNow ? ToolchainImageMap(read()) : ToolchainImageMap(read),
+            map: readsToolchainMapNow ? FirstUse(ready: read()) : FirstUse(read),
             vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid),
             runningExecutable: replacedExecutable(of: pid))
     }
@@ -88,7 +87,7 @@ public struct ProcessImages: @unchecked Sendable {
     public static func captureCurrentProcess() -> ProcessImages {
         let maps = mapsBytes(of: "self")
         return ProcessImages(
-            map: ToolchainImageMap(ImageMap.capture()), vdso: vdsoRange(in: maps),
+            map: FirstUse(ready: ImageMap.capture()), vdso: vdsoRange(in: maps),
             code: ProcMapsLines.executableFiles(in: maps))
     }
 
@@ -118,7 +117,7 @@ public struct ProcessImages: @unchecked Sendable {
     /// Decodes ``encoded()``; `nil` if the bytes are not an image snapshot.
     public init?(encoded bytes: [UInt8]) {
         guard let encoding = try? JSONDecoder().decode(Encoding.self, from: Data(bytes)) else { return nil }
-        toolchainMap = ToolchainImageMap(encoding.map)
+        toolchainMap = FirstUse(ready: encoding.map)
         code = encoding.code ?? []
         if let start = encoding.vdsoStart, let end = encoding.vdsoEnd, start < end {
             vdso = start..<end
@@ -126,9 +125,6 @@ public struct ProcessImages: @unchecked Sendable {
             vdso = nil
         }
     }
-
-    /// How many file images the process has mapped code from.
-    public var count: Int { toolchainMap.isRead ? map.count : Set(code.map(\.path)).count }
 
     /// The path (or name) of the image that contains `address`, and the address's offset from its base.
     public func image(containing address: UInt64) -> (path: String, offset: UInt64)? {
@@ -147,28 +143,3 @@ public struct ProcessImages: @unchecked Sendable {
     }
 }
 
-/// The toolchain's image map of a process, read at most once, when first needed.
-final class ToolchainImageMap: @unchecked Sendable {
-    private let lock = Mutex<ImageMap?>(nil)
-    private let read: () -> ImageMap
-
-    init(_ read: @escaping () -> ImageMap) {
-        self.read = read
-    }
-
-    convenience init(_ map: ImageMap) {
-        self.init { map }
-        _ = self.map
-    }
-
-    var isRead: Bool { lock.withLock { $0 != nil } }
-
-    var map: ImageMap {
-        lock.withLock { map in
-            if let map { return map }
-            let fresh = read()
-            map = fresh
-            return fresh
-        }
-    }
-}

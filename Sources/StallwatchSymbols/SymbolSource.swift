@@ -1,6 +1,5 @@
 // Where frame names, source locations and inlined frames come from: kept symbolicators behind one small protocol.
 import StallwatchCore
-import Synchronization
 
 /// One address to name, in the image that holds it.
 public struct SymbolLookup: Hashable, Sendable {
@@ -68,22 +67,15 @@ public protocol SymbolSource: Sendable {
 /// A source set up when first asked: for a fallback that costs something to find or start and is rarely needed.
 public final class DeferredSource: SymbolSource {
     public let name: String
-    private let make: @Sendable () -> (any SymbolSource)?
-    /// nil: not made yet; .some(nil): could not be made.
-    private let made = Mutex<(any SymbolSource)??>(nil)
+    /// Nil inside if it could not be made.
+    private let source: FirstUse<(any SymbolSource)?>
 
     public init(name: String, make: @escaping @Sendable () -> (any SymbolSource)?) {
         self.name = name
-        self.make = make
+        source = FirstUse(make)
     }
 
     public func frames(for lookups: [SymbolLookup], images: ProcessImages) -> [[Frame]?] {
-        let source = made.withLock { made in
-            if let known = made { return known }
-            let fresh = make()
-            made = .some(fresh)
-            return fresh
-        }
-        return source?.frames(for: lookups, images: images) ?? lookups.map { _ in nil }
+        source.value?.frames(for: lookups, images: images) ?? lookups.map { _ in nil }
     }
 }
