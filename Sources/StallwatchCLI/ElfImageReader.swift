@@ -27,12 +27,6 @@ final class ElfImageReader: SymbolSource {
 
     var name: String { readsDwarf ? "ELF symbol tables and DWARF (libelf)" : "ELF symbol tables (libelf)" }
 
-    deinit {
-        images.withLock { images in
-            for case let image? in images.values { sw_symbols_close(image.symbols) }
-        }
-    }
-
     /// Whether the image file carries its own DWARF.
     func hasDebugInfo(_ path: String) -> Bool {
         images.withLock { open(path, in: &$0).map { sw_symbols_has_debug_info($0.symbols) != 0 } ?? false }
@@ -52,7 +46,7 @@ final class ElfImageReader: SymbolSource {
             for (path, indices) in byImage {
                 guard let image = open(path, in: &images) else { continue }
                 let imageLookups = indices.map { lookups[$0] }
-                for (index, frames) in zip(indices, name(imageLookups, in: image, images: &images, path: path)) {
+                for (index, frames) in zip(indices, name(imageLookups, in: image)) {
                     named[index] = frames
                 }
             }
@@ -61,9 +55,7 @@ final class ElfImageReader: SymbolSource {
     }
 
     /// One image's lookups: symbol names for all, and DWARF's locations where it has DWARF.
-    private func name(_ lookups: [SymbolLookup], in image: OpenImage, images: inout [String: OpenImage?], path: String)
-        -> [[Frame]?]
-    {
+    private func name(_ lookups: [SymbolLookup], in image: OpenImage) -> [[Frame]?] {
         let hasDwarf = sw_symbols_has_debug_info(image.symbols) != 0
         if hasDwarf && !readsDwarf { return lookups.map { _ in nil } }
         let offsets = lookups.map(\.namedOffset)
@@ -78,7 +70,7 @@ final class ElfImageReader: SymbolSource {
                     ?? [lookup.bareFrame]
             }
         }
-        guard let reader = dwarfReader(for: image, path: path, images: &images) else { return lookups.map { _ in nil } }
+        guard let reader = image.dwarf else { return lookups.map { _ in nil } }
         let linkBase = sw_symbols_link_base(image.symbols)
         guard let found = try? reader.locations(for: offsets.map { $0 &+ linkBase }) else {
             return lookups.map { _ in nil }
@@ -103,32 +95,32 @@ final class ElfImageReader: SymbolSource {
         images[path] = opened
         return opened
     }
-
-    /// The image's DWARF reader, made on first use; nil if its DWARF cannot be read.
-    private func dwarfReader(for image: OpenImage, path: String, images: inout [String: OpenImage?]) -> DwarfReader? {
-        if let known = image.dwarf { return known.reader }
-        let sections = DwarfSections { name in
-            var size = 0
-            guard let bytes = sw_symbols_section(image.symbols, name, &size) else { return nil }
-            return UnsafeRawBufferPointer(start: bytes, count: size)
-        }
-        let reader = try? DwarfReader(sections: sections)
-        var updated = image
-        updated.dwarf = OpenImage.Dwarf(reader: reader)
-        images[path] = updated
-        return reader
-    }
 }
 
 /// An open `sw_symbols` handle and the DWARF reader over its sections; used under the images lock only.
-private struct OpenImage: @unchecked Sendable {
+private final class OpenImage: @unchecked Sendable {
     let symbols: OpaquePointer
-    /// Nil until the image's DWARF is first needed.
-    var dwarf: Dwarf?
 
-    struct Dwarf {
-        /// Nil if the DWARF could not be read.
-        let reader: DwarfReader?
+    init(symbols: OpaquePointer) {
+        self.symbols = symbols
+    }
+
+    deinit {
+        sw_symbols_close(symbols)
+    }
+
+    /// The reader over the image's DWARF, made when first needed; nil if it cannot be read.
+    private(set) lazy var dwarf: DwarfReader? = try? DwarfReader(sections: DwarfSections(of: symbols))
+}
+
+extension DwarfSections {
+    /// The DWARF sections of an open image (inflated if compressed); they live until the handle is closed.
+    init(of symbols: OpaquePointer) {
+        self.init { name in
+            var size = 0
+            guard let bytes = sw_symbols_section(symbols, name, &size) else { return nil }
+            return UnsafeRawBufferPointer(start: bytes, count: size)
+        }
     }
 }
 

@@ -55,7 +55,12 @@ private func lineProgram(program: [UInt8]? = nil, headerLength: UInt32? = nil) -
 private func read(
     info: [UInt8], abbrev: [UInt8] = abbreviations, line: [UInt8] = lineProgram(), at address: UInt64 = 0x1010
 ) -> Result<[[SymbolLocation]], DwarfError> {
-    let sections: [String: [UInt8]] = [".debug_info": info, ".debug_abbrev": abbrev, ".debug_line": line]
+    readDwarf([".debug_info": info, ".debug_abbrev": abbrev, ".debug_line": line], addresses: [address])
+}
+
+/// Names `addresses` with a reader over copies of `sections` (by ELF section name, kept alive for the call): what it
+/// said, or the error it threw.
+func readDwarf(_ sections: [String: [UInt8]], addresses: [UInt64]) -> Result<[[SymbolLocation]], DwarfError> {
     let buffers = sections.mapValues { bytes in
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
         buffer.copyBytes(from: bytes)
@@ -64,7 +69,7 @@ private func read(
     defer { buffers.values.forEach { UnsafeMutableRawBufferPointer(mutating: $0).deallocate() } }
     do throws(DwarfError) {
         let reader = try DwarfReader(sections: DwarfSections { buffers[$0] })
-        return .success(try reader.locations(for: [address]))
+        return .success(try reader.locations(for: addresses))
     } catch {
         return .failure(error)
     }

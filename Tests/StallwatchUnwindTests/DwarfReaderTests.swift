@@ -165,12 +165,7 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
     private func withDwarfReader<T>(of binary: String, _ body: (DwarfReader) throws -> T) throws -> T {
         let symbols = try #require(sw_symbols_open(binary))
         defer { sw_symbols_close(symbols) }
-        let reader = try DwarfReader(
-            sections: DwarfSections { name in
-                var size = 0
-                return sw_symbols_section(symbols, name, &size).map { UnsafeRawBufferPointer(start: $0, count: size) }
-            })
-        return try body(reader)
+        return try body(try DwarfReader(sections: DwarfSections(of: symbols)))
     }
 
     /// Corrupted sections make the reader throw or answer, never trap: it runs inside `stallwatch` on any binary.
@@ -201,26 +196,9 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
                 }
                 damaged[name] = bytes
             }
-            if try readAll(damaged, addresses: offsets) { answered += 1 }
+            if case .success = readDwarf(damaged, addresses: offsets) { answered += 1 }
         }
         #expect(answered > 0 && !info.isEmpty)
-    }
-
-    /// Reads `sections` (copies kept alive for the call); whether the reader answered rather than threw.
-    private func readAll(_ sections: [String: [UInt8]], addresses: [UInt64]) throws -> Bool {
-        let buffers = sections.mapValues { bytes in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
-            buffer.copyBytes(from: bytes)
-            return UnsafeRawBufferPointer(rebasing: buffer[..<bytes.count])
-        }
-        defer { buffers.values.forEach { UnsafeMutableRawBufferPointer(mutating: $0).deallocate() } }
-        do {
-            let reader = try DwarfReader(sections: DwarfSections { buffers[$0] })
-            _ = try reader.locations(for: addresses)
-            return true
-        } catch {
-            return false
-        }
     }
 }
 
