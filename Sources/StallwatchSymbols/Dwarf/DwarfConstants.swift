@@ -27,7 +27,6 @@ enum DwarfAttribute {
     static let rnglistsBase: UInt64 = 0x74
     static let mipsLinkageName: UInt64 = 0x2007
     static let gnuDwoName: UInt64 = 0x2130
-    static let gnuRangesBase: UInt64 = 0x2132
     static let gnuAddrBase: UInt64 = 0x2133
 }
 

@@ -143,11 +143,6 @@ struct DwarfUnitIndex {
         return table
     }
 
-    /// The unit whose code covers `address`.
-    func unit(covering address: UInt64) -> DwarfUnit? {
-        units.first { $0.covers(address) }
-    }
-
     /// The unit holding the DIE at `offset` of `.debug_info`.
     func unit(holding offset: Int) -> DwarfUnit? {
         var low = 0
