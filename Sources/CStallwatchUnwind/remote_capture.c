@@ -96,8 +96,8 @@ static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
     }
     int found = _UPT_find_proc_info(as, ip, pi, need_unwind_info, image);
     // A file libunwind could not open (replaced or deleted since the process started, or in another mount
-    // namespace): its unwind table is still mapped in the target.
-    sw_image *mapped = found < 0 ? sw_images_find(&s->images, ip) : NULL;
+    // namespace): its unwind table is still mapped in the target. (Already asked above when memory comes first.)
+    sw_image *mapped = found < 0 && !s->tables_from_memory ? sw_images_find(&s->images, ip) : NULL;
     return mapped != NULL ? sw_memory_find_proc_info(mapped, as, ip, pi, need_unwind_info, arg) : found;
 }
 

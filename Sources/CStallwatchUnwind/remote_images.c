@@ -66,13 +66,10 @@ sw_image *sw_images_find(sw_images *images, uint64_t ip) {
 }
 
 void *sw_images_handle(sw_images *images, uint64_t ip) {
-    for (int i = 0; i < images->count; i++) {
-        sw_image *image = &images->list[i];
-        if (ip < image->start || ip >= image->end) continue;
-        if (image->upt == NULL) image->upt = _UPT_create(images->pid);
-        return image->upt;
-    }
-    return NULL;
+    sw_image *image = sw_images_find(images, ip);
+    if (image == NULL) return NULL;
+    if (image->upt == NULL) image->upt = _UPT_create(images->pid);
+    return image->upt;
 }
 
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space) {
