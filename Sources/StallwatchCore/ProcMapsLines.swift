@@ -6,17 +6,13 @@ public enum ProcMapsLines {
     /// The lines of `maps` ending with `suffix` (e.g. `[vdso]`, ` (deleted)`), as strings, in order.
     public static func ending(with suffix: String, in maps: [UInt8]) -> [String] {
         let tail = Array(suffix.utf8)
-        var found: [String] = []
-        var start = 0
-        while start < maps.count {
-            var end = start
-            while end < maps.count && maps[end] != UInt8(ascii: "\n") { end += 1 }
-            if end - start >= tail.count && maps[(end - tail.count)..<end].elementsEqual(tail) {
-                found.append(String(decoding: maps[start..<end], as: UTF8.self))
-            }
-            start = end + 1
-        }
-        return found
+        return lines(of: maps).filter { $0.count >= tail.count && $0.suffix(tail.count).elementsEqual(tail) }
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The lines of a maps text, as slices of its bytes.
+    static func lines(of maps: [UInt8]) -> [ArraySlice<UInt8>] {
+        maps.split(separator: UInt8(ascii: "\n"))
     }
 
     /// The start and end addresses of a maps line (`7f..-7f.. r-xp ...`).
@@ -50,18 +46,12 @@ extension ProcMapsLines {
     public static func executableFiles(in maps: [UInt8]) -> [MappedCode] {
         var code: [MappedCode] = []
         var lastBase: [String: UInt64] = [:]
-        var start = 0
-        while start < maps.count {
-            var end = start
-            while end < maps.count && maps[end] != UInt8(ascii: "\n") { end += 1 }
-            // Lines come in address order: the latest header seen is the nearest below.
-            if let mapping = fileMapping(maps[start..<end]) {
-                if mapping.offset == 0 { lastBase[mapping.path] = mapping.start }
-                if mapping.executable, let base = lastBase[mapping.path] {
-                    code.append(MappedCode(path: mapping.path, start: mapping.start, end: mapping.end, base: base))
-                }
+        // Lines come in address order: the latest header seen is the nearest below.
+        for case let mapping? in lines(of: maps).map(fileMapping) {
+            if mapping.offset == 0 { lastBase[mapping.path] = mapping.start }
+            if mapping.executable, let base = lastBase[mapping.path] {
+                code.append(MappedCode(path: mapping.path, start: mapping.start, end: mapping.end, base: base))
             }
-            start = end + 1
         }
         return code
     }
