@@ -97,4 +97,3 @@ enum StackCommand {
                 elapsedNanoseconds: monotonicNow() - started, warnings: target.warnings))
     }
 }
-

@@ -15,8 +15,8 @@ enum SwiftRuntimeCheck {
     /// A one-line explanation if the workload uses another Swift runtime than the agent; nil if it matches, uses
     /// none, or cannot be checked (a script, a static binary).
     static func mismatch(executable: String, agentLibrary: String) -> String? {
-        guard let theirs = workloadRuntimePath(executable: executable),
-            let ours = workloadRuntimePath(executable: agentLibrary).map(realPath)
+        guard let theirs = runtimePath(of: executable),
+            let ours = runtimePath(of: agentLibrary).map(realPath)
         else {
             return nil
         }
@@ -27,7 +27,7 @@ enum SwiftRuntimeCheck {
     }
 
     /// The `libswiftCore.so` the loader resolves for `executable` (a program or a shared library), or nil.
-    static func workloadRuntimePath(executable: String) -> String? {
+    static func runtimePath(of executable: String) -> String? {
         guard FileManager.default.isExecutableFile(atPath: loader), isDynamicELF(executable) else { return nil }
         let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
         guard

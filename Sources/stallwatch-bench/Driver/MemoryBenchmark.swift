@@ -95,8 +95,9 @@ struct MemoryBenchmark {
     /// KiB; nil once the process is gone (or a zombie).
     static func residentKiB(of pid: Int32) -> (resident: Int, anonymous: Int)? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let lines = status.split(separator: "\n")
         func field(_ name: String) -> Int? {
-            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+            lines.first { $0.hasPrefix(name + ":") }
                 .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } }
         }
         guard let resident = field("VmRSS") else { return nil }
