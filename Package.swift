@@ -30,27 +30,43 @@ let package = Package(
             name: "CStallwatchAgentSupport",
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the CLI only.
+        // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the collector only.
         .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
         // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
         .target(name: "CStallwatchSystem"),
+        // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
+        .target(name: "StallwatchSystem"),
+        // Value types and pure logic: settings, the stall detector, reports and what they are built from.
         .target(name: "StallwatchCore"),
+        // In the workload: run-loop observers, the watcher thread, in-process capture. Links only the image map and
+        // the in-process symbolicator, never the readers of target files.
         .target(
             name: "StallwatchAgent",
-            dependencies: ["StallwatchCore", "StallwatchSymbols", "CStallwatchAgentSupport"]
+            dependencies: ["StallwatchCore", "StallwatchImages", "CStallwatchAgentSupport"]
         ),
+        // Capture: a thread's stack from another process with ptrace and libunwind.
         .target(
             name: "StallwatchUnwind",
-            dependencies: ["StallwatchCore", "CStallwatchUnwind"]
+            dependencies: ["CStallwatchUnwind"]
         ),
-        .target(name: "StallwatchSymbols", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
+        // What is mapped where in a process, and the symbolicator engine with the toolchain's in-process source.
+        .target(name: "StallwatchImages", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
+        // The readers of a target's files, used out of the agent: ELF symbol tables, DWARF, llvm-symbolizer.
+        .target(
+            name: "StallwatchSymbols",
+            dependencies: ["StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchElf"]
+        ),
+        // The engine: launching or attaching, the poll loop, capturing and naming stalls, one-shot stacks.
+        .target(
+            name: "StallwatchCollector",
+            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
+        ),
+        // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
+        // The command line: parsing, help, dispatch, and where reports are written.
         .target(
             name: "StallwatchCLI",
-            dependencies: [
-                "StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "StallwatchReport", "CStallwatchSystem",
-                "CStallwatchElf",
-            ]
+            dependencies: ["StallwatchCore", "StallwatchSystem", "StallwatchCollector", "StallwatchReport"]
         ),
         // The Swift runtime and FoundationEssentials linked in: binding ~20 shared libraries took 4 of the 7 ms a
         // `stallwatch stack` spent starting. FoundationEssentials' two helper libraries are not linked by
@@ -59,20 +75,32 @@ let package = Package(
             name: "stallwatch", dependencies: ["StallwatchCLI"],
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
-        .executableTarget(name: "stallwatch-demo", dependencies: ["CStallwatchSystem"]),
+        .executableTarget(name: "stallwatch-demo", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
         .executableTarget(
             name: "stallwatch-bench",
-            dependencies: [
-                "StallwatchCore", "StallwatchUnwind", "StallwatchSymbols", "StallwatchCLI", "CStallwatchSystem",
-            ]
+            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
         ),
+        // What several test targets share: child processes to capture, fakes.
+        .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
-        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
+        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
+        .testTarget(name: "StallwatchCollectorTests", dependencies: ["StallwatchCollector", "StallwatchCore"]),
         .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),
         .testTarget(
             name: "StallwatchUnwindTests",
-            dependencies: ["StallwatchUnwind", "StallwatchSymbols", "StallwatchCLI", "CStallwatchAgentSupport"]
+            dependencies: ["StallwatchUnwind", "StallwatchCore", "StallwatchTestSupport"]
+        ),
+        .testTarget(
+            name: "StallwatchAgentTests",
+            dependencies: ["CStallwatchAgentSupport", "StallwatchCore", "StallwatchTestSupport"]
+        ),
+        .testTarget(
+            name: "StallwatchSymbolsTests",
+            dependencies: [
+                "StallwatchSymbols", "StallwatchImages", "StallwatchUnwind", "StallwatchCore", "CStallwatchElf",
+                "StallwatchTestSupport",
+            ]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore"]),
     ]

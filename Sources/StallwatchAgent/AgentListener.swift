@@ -186,20 +186,18 @@ final class AgentListener: @unchecked Sendable {
                     + " \(request.collectorVersion); use the same version for both")
             return nil
         }
-        guard request.thresholdNanoseconds > 0, (1...100).contains(request.count),
-            (1...1000).contains(request.maxSamples)
-        else {
+        let settings = request.settings
+        guard settings.invalidSetting == nil else {
             refuse(connection, "invalid threshold, count or max-samples in the attach request")
             return nil
         }
         // Under Yama ptrace_scope 1 only ancestors may ptrace us; the collector is not one. (0 when the collector's
         // pid is not visible in our pid namespace: then the kernel could not match it anyway.)
         if credentials.pid > 0 { _ = sw_agent_set_ptracer(credentials.pid) }
-        let sink = CollectorSink(socket: connection, maxSamples: request.maxSamples)
+        let sink = CollectorSink(socket: connection, maxSamples: settings.maxSamples)
         sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
         let watcher = Watcher(
-            board: ActivityBoard.shared, threshold: request.thresholdNanoseconds, count: request.count, sink: sink,
-            modeTracker: Self.installObserversOnce())
+            board: ActivityBoard.shared, settings: settings, sink: sink, modeTracker: Self.installObserversOnce())
         watcher.start()
         return Session(connection: connection, collectorPid: credentials.pid, watcher: watcher)
     }

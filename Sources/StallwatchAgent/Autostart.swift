@@ -18,8 +18,8 @@ public func stallwatchAgentAutostart() {
         }
         return
     }
-    let maxSamples = environment[AgentEnvironment.maxSamples].flatMap(Int.init) ?? 10
-    let sink = CollectorSink(socket: socket, maxSamples: max(1, maxSamples))
+    let settings = WatchSettings(environment: environment)
+    let sink = CollectorSink(socket: socket, maxSamples: settings.maxSamples)
     let pid = getpid()
     sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
     if let collector = environment[AgentEnvironment.collectorPid].flatMap(Int32.init) {
@@ -27,17 +27,13 @@ public func stallwatchAgentAutostart() {
         // grandchild of the collector, so name the collector explicitly.
         _ = sw_agent_set_ptracer(collector)
     }
-    let threshold = environment[AgentEnvironment.thresholdNanoseconds].flatMap(UInt64.init) ?? 80_000_000
-    let count = environment[AgentEnvironment.count].flatMap(Int.init) ?? 3
-    guard threshold > 0, (1...100).contains(count) else {
+    guard settings.invalidSetting == nil else {
         sink.send(
             .refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))
         return
     }
     do {
-        _ = try StallMonitor.start(
-            threshold: threshold, count: count, sink: sink,
-            frameRate: FrameRateMonitor.Configuration(environment: environment))
+        _ = try StallMonitor.start(settings: settings, sink: sink)
     } catch {
         sink.send(.refused(pid: pid, reason: "\(error)"))
     }

@@ -2,7 +2,7 @@
 import CStallwatchAgentSupport
 import Foundation
 import StallwatchCore
-import StallwatchSymbols
+import StallwatchImages
 
 /// Sends the watcher's findings to the stallwatch collector over the inherited `SOCK_SEQPACKET` socket.
 ///

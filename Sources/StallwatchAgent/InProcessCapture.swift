@@ -2,7 +2,7 @@
 import CStallwatchAgentSupport
 import Foundation
 import StallwatchCore
-import StallwatchSymbols
+import StallwatchImages
 
 /// The in-process fallback capture: a signal to the main thread, whose handler unwinds with libunwind.
 ///

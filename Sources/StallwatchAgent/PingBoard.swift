@@ -31,13 +31,3 @@ final class PingBoard: Sendable {
             thread: Int32(bitPattern: UInt32(word >> 32)))
     }
 }
-
-/// How the agent detects stalls (`--strategy`).
-enum Strategy: String {
-    /// Observe the main run loop only.
-    case runLoop = "runloop"
-    /// Ping the main queue only.
-    case ping
-    /// Observe the run loop; if none runs, ping the main queue once it is being served.
-    case auto
-}

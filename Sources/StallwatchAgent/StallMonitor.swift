@@ -3,7 +3,7 @@ import CStallwatchAgentSupport
 import CoreFoundation
 import Foundation
 import StallwatchCore
-import StallwatchSymbols
+import StallwatchImages
 
 /// Watches the main run loop of the current process and reports its stalls.
 ///
@@ -25,11 +25,25 @@ public final class StallMonitor: @unchecked Sendable {
         public var count: Int
         /// Stacks per stall: one at detection, then one per threshold while it lasts.
         public var maxSamples: Int
+        /// Observe the run loop, ping the main queue, or the run loop and pings for a program that has none.
+        public var strategy: WatchStrategy
 
-        public init(threshold: Duration = .milliseconds(80), count: Int = 3, maxSamples: Int = 10) {
+        public init(
+            threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
+            count: Int = WatchSettings().count, maxSamples: Int = WatchSettings().maxSamples,
+            strategy: WatchStrategy = .auto
+        ) {
             self.threshold = threshold
             self.count = count
             self.maxSamples = maxSamples
+            self.strategy = strategy
+        }
+
+        /// The same settings as `stallwatch run` takes; nil when the threshold is not positive.
+        var settings: WatchSettings? {
+            guard threshold > .zero else { return nil }
+            return WatchSettings(
+                thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples, strategy: strategy)
         }
     }
 
@@ -71,12 +85,9 @@ public final class StallMonitor: @unchecked Sendable {
     public static func start(
         _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
     ) throws(StartError) -> StallMonitor {
-        let threshold = try nanoseconds(configuration)
-        return try start(
-            threshold: threshold, count: configuration.count,
-            sink: HandlerSink(
-                threshold: threshold, count: configuration.count, maxSamples: configuration.maxSamples,
-                handler: handler))
+        guard let settings = configuration.settings else { throw .invalidConfiguration("threshold must be positive") }
+        if let invalid = settings.invalidSetting { throw .invalidConfiguration(invalid) }
+        return try start(settings: settings, sink: HandlerSink(settings: settings, handler: handler))
     }
 
     /// Stops watching. A stall in progress is reported as unfinished.
@@ -93,23 +104,20 @@ public final class StallMonitor: @unchecked Sendable {
         Self.running = nil
     }
 
-    /// - Parameter frameRate: `--fps`'s settings; nil runs no frame tick.
-    static func start(
-        threshold: UInt64, count: Int, sink: StallSink, frameRate: FrameRateMonitor.Configuration? = nil
-    ) throws(StartError) -> StallMonitor {
+    /// Starts the watcher with `settings` (their `frameRate` runs the frame tick), reporting to `sink`.
+    static func start(settings: WatchSettings, sink: StallSink) throws(StartError) -> StallMonitor {
         lock.lock()
         defer { lock.unlock() }
         guard running == nil else { throw .alreadyRunning }
         let observers = RunLoopObservers.install()
-        let strategy = ProcessInfo.processInfo.environment[AgentEnvironment.strategy].flatMap(Strategy.init) ?? .auto
-        let frameTick = frameRate.flatMap { configuration in
+        let frameTick = settings.frameRate.flatMap { configuration in
             FrameTickTimer.install(interval: configuration.frameInterval).map { timer in
                 (timer: timer, watch: FrameRateWatch(ring: FrameTickTimer.ring, configuration: configuration))
             }
         }
         let watcher = Watcher(
-            board: ActivityBoard.shared, threshold: threshold, count: count, sink: sink,
-            modeTracker: ModeTracker(observers: observers), strategy: strategy, frames: frameTick?.watch)
+            board: ActivityBoard.shared, settings: settings, sink: sink, modeTracker: ModeTracker(observers: observers),
+            frames: frameTick?.watch)
         watcher.start()
         // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
         // handler too.
@@ -125,37 +133,19 @@ public final class StallMonitor: @unchecked Sendable {
         running = monitor
         return monitor
     }
-
-    private static func nanoseconds(_ configuration: Configuration) throws(StartError) -> UInt64 {
-        let (seconds, attoseconds) = configuration.threshold.components
-        guard seconds >= 0, configuration.threshold > .zero else {
-            throw .invalidConfiguration("threshold must be positive")
-        }
-        guard (1...100).contains(configuration.count) else {
-            throw .invalidConfiguration("count must be between 1 and 100")
-        }
-        guard (1...1000).contains(configuration.maxSamples) else {
-            throw .invalidConfiguration("maxSamples must be between 1 and 1000")
-        }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-    }
 }
 
 /// Library mode: captures and symbolicates in-process, hands finished reports to the app's handler.
 final class HandlerSink: StallSink {
-    private let threshold: UInt64
-    private let count: Int
-    private let maxSamples: Int
+    private let settings: WatchSettings
     private let handler: @Sendable (StallReport) -> Void
     // In-process: the toolchain's symbolicator only, never a helper process forked from the app.
     private let symbolicator = Symbolicator()
-    private var pending: StallReport?
+    private var pending: StallAssembler?
     private var images: ProcessImages?
 
-    init(threshold: UInt64, count: Int, maxSamples: Int, handler: @escaping @Sendable (StallReport) -> Void) {
-        self.threshold = threshold
-        self.count = count
-        self.maxSamples = maxSamples
+    init(settings: WatchSettings, handler: @escaping @Sendable (StallReport) -> Void) {
+        self.settings = settings
         self.handler = handler
     }
 
@@ -168,48 +158,55 @@ final class HandlerSink: StallSink {
 
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
         let pid = getpid()
+        let tid = thread ?? pid
         images = ProcessImages.captureCurrentProcess()
-        pending = StallReport(
-            identifier: onset.identifier, pid: pid, tid: thread ?? pid,
-            processName: ProcessInfo.processInfo.processName,
-            phase: onset.phase, start: onset.start, end: nil, detectedAt: onset.detectedAt,
-            thresholdNanoseconds: threshold, count: count, captureMethod: .signal, samples: [])
+        var stall = StallAssembler(
+            onset: onset, pid: pid, tid: tid, processName: ProcessInfo.processInfo.processName, settings: settings,
+            captureMethod: .signal)
+        stall.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
+        pending = stall
         takeSample()
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard let report = pending, report.identifier == onset.identifier, report.samples.count < maxSamples else {
-            return
-        }
+        guard let stall = pending, stall.identifier == onset.identifier,
+            stall.report.samples.count < settings.maxSamples
+        else { return }
         takeSample()
     }
 
     private func takeSample() {
-        guard var report = pending, let images else { return }
-        let capture = InProcessCapture.capture(tid: report.tid)
+        guard var stall = pending, let images else { return }
+        let tid = stall.report.tid
+        stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
+        let capture = InProcessCapture.capture(tid: tid)
         if capture.addresses.isEmpty {
-            report.captureNote = capture.error
-            if report.samples.isEmpty { report.captureMethod = .none }
+            stall.noteCaptureFailure(capture.error)
         } else {
-            let frames = symbolicator.symbolicate(capture.addresses, images: images)
-            report.samples.append(
-                Sample(frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds))
+            stall.add(
+                frames: symbolicator.symbolicate(capture.addresses, images: images), capturedAt: capture.capturedAt,
+                stoppedNanoseconds: capture.stoppedNanoseconds)
         }
-        pending = report
+        pending = stall
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
-        guard var report = pending, report.identifier == onset.identifier else { return }
-        report.end = endedAt
+        guard var stall = pending, stall.identifier == onset.identifier else { return }
+        stall.end(at: endedAt)
         pending = nil
-        handler(report)
+        deliver(stall)
     }
 
     /// Reports a stall still in progress when the monitor stops.
     func flushUnfinished() {
-        if let report = pending {
+        if let stall = pending {
             pending = nil
-            handler(report)
+            deliver(stall)
         }
+    }
+
+    private func deliver(_ stall: StallAssembler) {
+        let report = stall.report
+        handler(stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))
     }
 }

@@ -26,7 +26,7 @@ final class Watcher: @unchecked Sendable {
     private let modeTracker: ModeTracker?
     /// `--fps`: the frame ticks to drain on each wake; nil without `--fps`.
     private let frames: FrameRateWatch?
-    private let strategy: Strategy
+    private let strategy: WatchStrategy
     private var pings: PingDetector
     /// Set once the ping strategy is in use (a program without a run loop).
     private var pinging = false
@@ -40,16 +40,16 @@ final class Watcher: @unchecked Sendable {
     private var probeDelay: UInt64 { detector.threshold }
 
     init(
-        board: ActivityBoard, threshold: UInt64, count: Int, sink: StallSink, modeTracker: ModeTracker? = nil,
-        strategy: Strategy = .auto, frames: FrameRateWatch? = nil
+        board: ActivityBoard, settings: WatchSettings, sink: StallSink, modeTracker: ModeTracker? = nil,
+        frames: FrameRateWatch? = nil
     ) {
         self.board = board
         self.sink = sink
         self.modeTracker = modeTracker
         self.frames = frames
-        self.strategy = strategy
-        self.detector = StallDetector(threshold: threshold, count: count)
-        self.pings = PingDetector(threshold: threshold, count: count)
+        self.strategy = settings.strategy
+        self.detector = StallDetector(threshold: settings.thresholdNanoseconds, count: settings.count)
+        self.pings = PingDetector(threshold: settings.thresholdNanoseconds, count: settings.count)
     }
 
     /// Starts the thread.

@@ -1,5 +1,6 @@
 // The options each command accepts: one table read by both the parser and the help text, so the
 // two cannot drift apart.
+import StallwatchCollector
 import StallwatchCore
 
 /// One option as the parser matches it and the help text lists it.
@@ -135,7 +136,7 @@ enum ArgumentDefinitions {
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()
 
-    /// `--fps` and the three Matrix parameters worth tuning, for `run` and `demo` (see the README's "How it works").
+    /// `--fps` and the three Matrix parameters worth tuning, for `run` and `demo` (see docs/how-it-works.md).
     static let frameRateOptions: [ArgumentDefinition] = [
         ArgumentDefinition(
             key: .fps, names: ["--fps"], valueName: nil,
@@ -156,7 +157,7 @@ enum ArgumentDefinitions {
                 + " (default: \(DurationParser.format(.nanoseconds(Int64(frameRateDefaults.maxDumpTimestamp)))))"),
     ]
 
-    /// Budgets and CI plumbing for `run` and `demo` (see the README's "stallwatch in CI").
+    /// Budgets and CI plumbing for `run` and `demo` (see docs/ci.md).
     static let ciOptions: [ArgumentDefinition] = [
         ArgumentDefinition(
             key: .failOnStall, names: ["--fail-on-stall"], valueName: nil,
@@ -201,7 +202,7 @@ enum ArgumentDefinitions {
             valueName: "n",
             abstract: """
                 How many consecutive timeouts while the loop is busy make a stall, from \
-                \(WatchOptions.countRange.lowerBound) to \(WatchOptions.countRange.upperBound). \
+                \(WatchSettings.countRange.lowerBound) to \(WatchSettings.countRange.upperBound). \
                 (default: \(defaults.count))
                 """
         ),
@@ -211,8 +212,8 @@ enum ArgumentDefinitions {
             valueName: "n",
             abstract: """
                 Stacks to capture per stall: one when it is detected, then one per threshold \
-                while it lasts, from \(WatchOptions.maxSamplesRange.lowerBound) to \
-                \(WatchOptions.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
+                while it lasts, from \(WatchSettings.maxSamplesRange.lowerBound) to \
+                \(WatchSettings.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
                 """
         ),
         ArgumentDefinition(

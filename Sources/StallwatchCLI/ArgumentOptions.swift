@@ -1,4 +1,5 @@
 // The option values `run`, `demo`, `attach` and `stack` accept, with their defaults and limits.
+import StallwatchCollector
 import StallwatchCore
 
 /// How reports are written.
@@ -19,49 +20,20 @@ public enum ColorChoice: String, CaseIterable, Sendable {
     case never
 }
 
-/// How the agent detects stalls (`--strategy`).
-public enum WatchStrategy: String, CaseIterable, Sendable {
-    /// Observe the main run loop only.
-    case runLoop = "runloop"
-    /// Ping the main dispatch queue only.
-    case ping
-    /// The run loop; pings for a program that has none.
-    case auto
-}
-
 /// Options shared by `run`, `demo` and `attach`: what counts as a stall and where reports go.
 public struct WatchOptions: Equatable, Sendable {
-    /// The smallest `--threshold` accepted; shorter timeouts would mostly measure scheduler noise.
-    public static let minimumThreshold: Duration = .milliseconds(1)
-    /// The accepted range of `--count`.
-    public static let countRange: ClosedRange<Int> = 1...100
-    /// The accepted range of `--max-samples`.
-    public static let maxSamplesRange: ClosedRange<Int> = 1...1000
-    /// The accepted range of `--fps-max-frame`: above one 60 Hz frame, and short of absurd.
-    public static let fpsMaxFrameRange: ClosedRange<Duration> = .milliseconds(17) ... .seconds(10)
-    /// The accepted range of `--fps-dump`.
-    public static let fpsDumpRange: ClosedRange<Duration> = .milliseconds(50) ... .seconds(10)
-    /// The accepted range of `--fps-pow`.
-    public static let fpsPowRange: ClosedRange<Double> = 1...10
     /// The `--output` value that means standard output.
     public static let standardOutputPath = "-"
 
-    /// How long one watcher timeout lasts (`--threshold DURATION`).
-    public var threshold: Duration
-    /// How many consecutive busy timeouts make a stall (`--count N`).
-    public var count: Int
-    /// How many stacks to capture per stall (`--max-samples N`).
-    public var maxSamples: Int
+    /// What counts as a stall and how it is watched (`--threshold`, `--count`, `--max-samples`, `--strategy`,
+    /// `--fps`...).
+    public var settings: WatchSettings
     /// The report format (`--format text|json`).
     public var format: OutputFormat
     /// Where reports go (`--output FILE`); `nil` or `"-"` means standard output.
     public var output: String?
     /// Whether text reports use colour (`--color auto|always|never`).
     public var color: ColorChoice
-    /// How the agent watches (`--strategy`).
-    public var strategy: WatchStrategy = .auto
-    /// `--fps` (and `--fps-max-frame`, `--fps-pow`): the frame tick's settings; nil without `--fps`.
-    public var frameRate: FrameRateMonitor.Configuration?
     /// `--fail-on-stall`, `--max-stall`, `--max-stalls`, `--max-total`.
     public var budget = StallBudget()
     /// `--timeout`: how long the workload may run.
@@ -73,19 +45,43 @@ public struct WatchOptions: Equatable, Sendable {
 
     /// Creates watch options; the defaults are those of a command line without options.
     public init(
-        threshold: Duration = .milliseconds(80),
-        count: Int = 3,
-        maxSamples: Int = 10,
+        threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
+        count: Int = WatchSettings().count,
+        maxSamples: Int = WatchSettings().maxSamples,
         format: OutputFormat = .text,
         output: String? = nil,
         color: ColorChoice = .auto
     ) {
-        self.threshold = threshold
-        self.count = count
-        self.maxSamples = maxSamples
+        settings = WatchSettings(thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples)
         self.format = format
         self.output = output
         self.color = color
+    }
+
+    /// How long one watcher timeout lasts (`--threshold DURATION`).
+    public var threshold: Duration {
+        get { .nanoseconds(Int64(settings.thresholdNanoseconds)) }
+        set { settings.thresholdNanoseconds = newValue.nanoseconds }
+    }
+    /// How many consecutive busy timeouts make a stall (`--count N`).
+    public var count: Int {
+        get { settings.count }
+        set { settings.count = newValue }
+    }
+    /// How many stacks to capture per stall (`--max-samples N`).
+    public var maxSamples: Int {
+        get { settings.maxSamples }
+        set { settings.maxSamples = newValue }
+    }
+    /// How the agent watches (`--strategy`).
+    public var strategy: WatchStrategy {
+        get { settings.strategy }
+        set { settings.strategy = newValue }
+    }
+    /// `--fps` (and `--fps-max-frame`, `--fps-pow`): the frame tick's settings; nil without `--fps`.
+    public var frameRate: FrameRateMonitor.Configuration? {
+        get { settings.frameRate }
+        set { settings.frameRate = newValue }
     }
 
     /// Whether reports are written to stallwatch's standard output.
@@ -131,52 +127,6 @@ public struct DemoOptions: Equatable, Sendable {
         self.scenario = scenario
         self.demoArguments = demoArguments
     }
-}
-
-/// The stalls the demo workload knows how to cause (`stallwatch demo --scenario NAME`).
-public enum DemoScenario: String, CaseIterable, Sendable {
-    case cpu
-    case sleep
-    case mainQueue = "main-queue"
-    case source
-    case mutex
-    case vdso
-    case observer
-    case twoPhase = "two-phase"
-    case modal
-    case modalStall = "modal-stall"
-    case dispatchMain = "dispatch-main"
-    case hiccups
-    case baseline
-
-    /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
-    public var summary: String {
-        switch self {
-        case .cpu: "CPU-bound work in a timer callback."
-        case .sleep: "Blocking usleep in a timer callback."
-        case .mainQueue: "CPU work in a DispatchQueue.main block."
-        case .source: "CPU work in a version-0 run-loop source."
-        case .mutex: "Main thread blocked on a lock another thread holds."
-        case .vdso: "Spinning on clock_gettime, in the vDSO."
-        case .observer: "CPU work inside a beforeWaiting observer."
-        case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
-        case .modal: "A responsive nested loop in a private mode."
-        case .modalStall: "CPU work in a timer inside such a modal session."
-        case .dispatchMain: "No run loop (dispatchMain); CPU work in a block."
-        case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
-        case .baseline: "Short work only; no stall expected."
-        }
-    }
-}
-
-/// How `stallwatch attach` watches a process (`--mode`).
-public enum AttachMode: String, CaseIterable, Sendable {
-    /// Through the process's listening agent if it has one, otherwise from outside.
-    case auto
-    /// Only through the process's listening agent; an error if none answers.
-    case agent
-    /// From outside only, from `/proc` and ptrace, whether or not an agent is there.
-    case external
 }
 
 /// Options of `stallwatch attach`.

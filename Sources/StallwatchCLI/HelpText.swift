@@ -1,4 +1,6 @@
 // The help pages and the usage-error report, laid out as swift-argument-parser lays them out.
+import StallwatchCollector
+import StallwatchCore
 
 /// Help and error text for the command line.
 ///

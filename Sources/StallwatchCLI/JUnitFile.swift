@@ -1,14 +1,16 @@
 // Writes the `--junit` report: checked for writability before the run, written whole after it.
 import FoundationEssentials
 import Glibc
+import StallwatchCollector
+import StallwatchCore
 
 enum JUnitFile {
     /// Fails with the `--output` exit status if the file cannot be created or replaced.
-    static func checkWritable(_ path: String) throws(RunError) {
+    static func checkWritable(_ path: String) throws(StallwatchError) {
         let existed = FileManager.default.fileExists(atPath: path)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw RunError(
+            throw StallwatchError(
                 message: "cannot create --junit file '\(path)': \(String(cString: strerror(errno)))",
                 exitCode: ExitCode.cannotCreateOutput)
         }

@@ -1,52 +1,63 @@
 // Where reports go: stdout or a file opened for appending, one unbuffered write per record.
 import FoundationEssentials
 import Glibc
+import StallwatchCollector
 import StallwatchCore
 import StallwatchReport
+import StallwatchSystem
 
-/// Writes rendered records to their destination as soon as they are rendered.
+/// Renders records in the chosen format and writes each as soon as it is rendered.
 ///
-/// Each record is one `write(2)` sequence on an unbuffered descriptor, so a record is on disk (or in the
-/// pipe) before the next event is handled and nothing is lost if stallwatch is killed afterwards. If the
-/// reader goes away (a closed pipe), reporting stops and the workload keeps running undisturbed.
-final class ReportOutput {
+/// Each record is one `write(2)` sequence on an unbuffered descriptor, so a record is on disk (or in the pipe) before
+/// the next event is handled and nothing is lost if stallwatch is killed afterwards. If the reader goes away (a
+/// closed pipe), reporting stops and the watched process keeps running undisturbed.
+final class ReportOutput: CollectorOutput {
     let descriptor: Int32
     let isStandardOutput: Bool
     private var reporter: any Reporter
+    /// Whether a record goes out the moment a stall is detected (`run`; `attach` writes each stall once, at its end).
+    private let writesDetectedRecords: Bool
+    /// What keeps running when reports cannot be written: "the workload" (`run`), "the process" (`attach`).
+    private let watched: String
     private(set) var failed = false
 
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
-    init(path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock) throws(RunError) {
-        if let path, path != "-" {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else {
-                throw .cannotOpenOutput(path, reason: String(cString: strerror(errno)))
+    init(
+        path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesDetectedRecords: Bool,
+        watched: String
+    ) throws(StallwatchError) {
+        if let path, path != WatchOptions.standardOutputPath {
+            do {
+                descriptor = try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
+            } catch {
+                throw .cannotOpenOutput(path, reason: error.reason)
             }
-            self.descriptor = descriptor
-            self.isStandardOutput = false
+            isStandardOutput = false
         } else {
-            self.descriptor = STDOUT_FILENO
-            self.isStandardOutput = true
+            descriptor = STDOUT_FILENO
+            isStandardOutput = true
         }
-        switch format {
-        case .json: reporter = JSONLinesReporter(clock: clock)
-        case .text: reporter = TextReporter(clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
-        }
+        reporter = ReportFormat.reporter(
+            format, clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
+        self.writesDetectedRecords = writesDetectedRecords
+        self.watched = watched
     }
 
-    func write(_ stall: StallReport) { write(reporter.render(stall)) }
-    func writeDetected(_ stall: StallReport) { write(reporter.renderDetected(stall)) }
+    func stallDetected(_ stall: StallReport) {
+        if writesDetectedRecords { write(reporter.renderDetected(stall)) }
+    }
+    func stallFinished(_ stall: StallReport) { write(reporter.render(stall)) }
+    func frameRate(_ frames: FrameRateReport) { write(reporter.render(frames)) }
     func write(_ summary: RunSummary) { write(reporter.render(summary)) }
-    func write(_ frames: FrameRateReport) { write(reporter.render(frames)) }
 
     private func write(_ text: String) {
         guard !failed, !text.isEmpty else { return }
-        if !FileDescriptorWriter.writeAll(text, to: descriptor) {
+        do {
+            try FileDescriptor.writeAll(text.utf8, to: descriptor)
+        } catch {
             failed = true
-            Terminal.writeError(
-                "stallwatch: warning: cannot write reports (\(String(cString: strerror(errno))));"
-                    + " the workload keeps running\n")
+            Diagnostics.warning("cannot write reports (\(error.reason)); \(watched) keeps running")
         }
     }
 
@@ -62,6 +73,16 @@ final class ReportOutput {
         case .auto:
             let environment = ProcessInfo.processInfo.environment
             return isatty(descriptor) == 1 && environment["TERM"] != "dumb" && environment["NO_COLOR"] == nil
+        }
+    }
+}
+
+/// The reporter for each `--format`.
+enum ReportFormat {
+    static func reporter(_ format: OutputFormat, clock: WallClock, colored: Bool) -> any Reporter {
+        switch format {
+        case .json: JSONLinesReporter(clock: clock)
+        case .text: TextReporter(clock: clock, colored: colored)
         }
     }
 }

@@ -36,6 +36,12 @@ extension FrameRateMonitor.Configuration {
         }
     }
 
+    /// The names of the variables in ``environment``.
+    public static let environmentNames = [
+        AgentEnvironment.fps, AgentEnvironment.fpsMaxFrameNanoseconds, AgentEnvironment.fpsPowFactor,
+        AgentEnvironment.fpsDumpNanoseconds,
+    ]
+
     /// The environment variables that carry these settings to the agent.
     public var environment: [String: String] {
         [

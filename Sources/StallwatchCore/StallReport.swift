@@ -22,6 +22,8 @@ public struct StallReport: Equatable, Sendable {
     public var samples: [Sample]
     /// CPU-bound or blocked, from the thread's CPU time and states; nil where unreadable.
     public var threadActivity: ThreadActivity?
+    /// How `stallwatch attach` saw the stall; nil under `stallwatch run`.
+    public var attached: AttachedStall?
 
     public init(
         identifier: Int, pid: Int32, tid: Int32, processName: String, phase: LoopPhase, start: UInt64,
@@ -94,6 +96,8 @@ public struct RunSummary: Equatable, Sendable {
     public var thresholdNanoseconds: UInt64?
     /// `--fps`: each second's effective frame rate, in order; nil when `--fps` was not given.
     public var framesPerSecond: [Double]?
+    /// How the `stallwatch attach` session went; nil under `stallwatch run`.
+    public var attached: AttachOutcome?
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(

@@ -1,4 +1,4 @@
-// The machine-readable format: one JSON object per line (NDJSON), schema documented in the README.
+// The machine-readable format: one JSON object per line (NDJSON), schema documented in docs/json-schema.md.
 import StallwatchCore
 
 /// Renders each stall and the summary as one line of JSON.
@@ -61,7 +61,9 @@ public struct JSONLinesReporter: Reporter {
                 ("unfinished", .bool(stall.end == nil)),
                 ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
                 ("count", .int(Int64(stall.count))),
-                ("activity", .string(stall.phase.name)),
+            ] + attachedRecord(stall.attached) + [
+                // No run-loop phase is seen from outside.
+                ("activity", .string(stall.attached?.mode == .external ? "unknown" : stall.phase.name)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 (
@@ -86,6 +88,16 @@ public struct JSONLinesReporter: Reporter {
                 ),
                 ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
             ])
+    }
+
+    /// `attach`'s keys: how the process was watched (none under `run`).
+    func attachedRecord(_ attached: AttachedStall?) -> [(String, JSONValue)] {
+        guard let attached else { return [] }
+        return [
+            ("mode", .string(attached.mode.rawValue)),
+            ("resolutionMs", attached.resolutionNanoseconds.map(JSONValue.milliseconds) ?? .null),
+            ("startedBeforeAttach", .bool(attached.startedBeforeAttach)),
+        ]
     }
 
     func sampleRecord(_ sample: Sample, stall: StallReport) -> JSONValue {
@@ -188,6 +200,14 @@ public struct JSONLinesReporter: Reporter {
         ]
         // Only with --fps, so summaries without it stay as they were.
         if let rates = summary.framesPerSecond { pairs.append(("fps", .array(rates.map(JSONValue.framesPerSecond)))) }
+        if let attached = summary.attached {
+            var signal: JSONValue = .null
+            if case .signal(let number) = attached.ending { signal = .int(Int64(number)) }
+            pairs += [
+                ("mode", .string(attached.mode.rawValue)), ("pid", .int(Int64(attached.pid))),
+                ("ended", .string(attached.ending.name)), ("signal", signal),
+            ]
+        }
         return .object(pairs)
     }
 }

@@ -1,7 +1,9 @@
 // The output-format protocol: one conforming type per format.
 import StallwatchCore
 
-/// Renders stall reports and the run summary in one format.
+/// Renders everything stallwatch reports in one format: stalls and the summary of `run` and `attach` (attach's
+/// records carry how the process was watched, in ``StallReport/attached`` and ``RunSummary/attached``), and the
+/// stacks of `stack`.
 ///
 /// Reporters turn values into text and never write anywhere themselves, so the collector decides where
 /// records go and flushes each one as soon as it is rendered. A reporter may remember earlier stalls (the
@@ -17,6 +19,8 @@ public protocol Reporter: Sendable {
     /// A `--fps` record: a second's frame rate or a run of dropped frames. Empty for formats (or events)
     /// without one; the text format shows the readings only as the summary's series.
     mutating func render(_ frames: FrameRateReport) -> String
+    /// `stallwatch stack`'s dump of a process's threads.
+    mutating func render(_ stacks: ProcessStacks) -> String
 }
 
 extension Reporter {

@@ -53,11 +53,8 @@ public struct TextReporter: Reporter {
         if let callout = stall.callout { headline += " in \(callout.phrase)" }
         if let activity = stall.threadActivity { headline += ", \(activity.summary)" }
         var lines = [style.bold(headline)]
-        let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
-        lines.append(
-            "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name) (\(stall.phase.explanation));"
-                + " detected after \(Self.milliseconds(detectedAfter)) ms"
-                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)")
+        lines.append(onsetLine(stall))
+        if let attached = stall.attached { lines.append(modeLine(attached)) }
         lines.append("  " + captureLine(stall) + "; fingerprint \(stall.fingerprint)")
         if let note = stall.confidenceNote { lines.append("  caution: \(note)") }
         if let note = stall.captureNote { lines.append("  note: \(note)") }
@@ -81,7 +78,37 @@ public struct TextReporter: Reporter {
 
     /// "601 ms" or "unfinished (...)".
     func length(of stall: StallReport) -> String {
-        stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when the run ended)"
+        let end = stall.attached == nil ? "the run ended" : "stallwatch detached"
+        return stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when \(end))"
+    }
+
+    /// When the stall began and when it was detected: in which run-loop phase, or (seen from outside, where no
+    /// phase is seen) out of which wait.
+    func onsetLine(_ stall: StallReport) -> String {
+        let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
+        guard let attached = stall.attached, attached.mode == .external else {
+            return "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name)"
+                + " (\(stall.phase.explanation)); detected after \(Self.milliseconds(detectedAfter)) ms"
+                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
+        }
+        let began =
+            attached.startedBeforeAttach
+            ? "already stalled when stallwatch attached at \(clock.timeOfDay(monotonic: stall.start))"
+            : "began ~\(clock.timeOfDay(monotonic: stall.start)), out of its event-loop wait"
+        return "  \(began); detected after \(Self.milliseconds(detectedAfter)) ms (\(stall.count) busy samples)"
+    }
+
+    /// "  mode: external (...)": how an attached process was watched.
+    func modeLine(_ attached: AttachedStall) -> String {
+        switch attached.mode {
+        case .agent:
+            return "  mode: agent (the process's own agent timed its run loop's transitions exactly)"
+        case .external:
+            let interval = attached.resolutionNanoseconds ?? 0
+            return "  mode: external (the main thread's state sampled from /proc every"
+                + " \(Self.milliseconds(interval)) ms: start and end each within"
+                + " ±\(Self.milliseconds(interval / 2)) ms)"
+        }
     }
 
     /// "5 samples by ptrace, thread stopped 0.16 ms median".
@@ -128,66 +155,6 @@ public struct TextReporter: Reporter {
         }
         if let parenthesis = name.firstIndex(of: "(") { name = name[..<parenthesis] }
         return String(name)
-    }
-
-    public mutating func render(_ summary: RunSummary) -> String {
-        var lines: [String] = []
-        let share =
-            summary.runNanoseconds > 0
-            ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) * 100 : 0
-        var headline = "stallwatch: \(summary.stallCount) stall\(summary.stallCount == 1 ? "" : "s")"
-        if summary.stallCount > 0 {
-            headline +=
-                ", \(Self.milliseconds(summary.totalStallNanoseconds)) ms stalled"
-                + " (\(Self.percent(share)) of \(Self.seconds(summary.runNanoseconds)) s)"
-                + ", longest \(Self.milliseconds(summary.longestStallNanoseconds)) ms"
-            if summary.unfinishedCount > 0 { headline += ", \(summary.unfinishedCount) unfinished" }
-        } else {
-            headline += " in \(Self.seconds(summary.runNanoseconds)) s"
-        }
-        if let status = summary.exitStatus { headline += "; exit status \(status)" }
-        lines.append(style.bold(headline))
-        if summary.stallCount - summary.unfinishedCount > 1 {
-            lines.append(
-                "  stall length: median \(Self.milliseconds(summary.medianStallNanoseconds)) ms,"
-                    + " p95 \(Self.milliseconds(summary.p95StallNanoseconds)) ms")
-        }
-        if !summary.topCulprits.isEmpty {
-            lines.append("  top culprits by stalled time:")
-            for culprit in summary.topCulprits {
-                lines.append(
-                    "    \(Self.milliseconds(culprit.totalNanoseconds).leftPadded(to: 7)) ms"
-                        + "  \(String(culprit.count).leftPadded(to: 3))×  \(culprit.symbol)")
-            }
-        }
-        if let periods = summary.busyPeriods, periods.total > 0 {
-            func ms(_ value: UInt64?) -> String { value.map { Self.precise($0) } ?? "-" }
-            var line =
-                "  run-loop busy periods: \(periods.total); p50 \(ms(periods.percentile(50))) ms,"
-                + " p90 \(ms(periods.percentile(90))) ms, p99 \(ms(periods.percentile(99))) ms,"
-                + " p99.9 \(ms(periods.percentile(99.9))) ms, max \(ms(periods.maximum)) ms"
-            if let threshold = summary.thresholdNanoseconds {
-                line += "; \(periods.count(atLeast: threshold)) of \(Self.milliseconds(threshold)) ms or more"
-            }
-            lines.append(line)
-        }
-        if let series = frameRateSeries(summary) { lines.append(series) }
-        if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }
-        if let verdict = summary.budget {
-            if verdict.isBroken {
-                lines.append(
-                    style.bold("stallwatch: stall budget broken: " + verdict.violations.joined(separator: "; ")))
-            } else {
-                lines.append("stallwatch: within the stall budget")
-            }
-            if verdict.excusedByBaseline > 0 {
-                lines.append("  \(verdict.excusedByBaseline) stall(s) left out: known in the baseline")
-            }
-        }
-        for warning in summary.warnings {
-            lines.append("stallwatch: warning: \(warning)")
-        }
-        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The stack as aligned columns: index, symbol, image+offset, source location.

@@ -2,6 +2,7 @@
 import CStallwatchSystem
 import Glibc
 import StallwatchCore
+import StallwatchSystem
 
 /// A short-lived helper process (`llvm-symbolizer`).
 ///
@@ -23,36 +24,17 @@ public enum HelperProcess {
         var output: [Int32] = [-1, -1]
         guard sw_pipe_cloexec(&output) == 0 else { return nil }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinFile, STDIN_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        // The collector blocks signals for its signalfd; the helper starts with none blocked and default actions.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var pid: pid_t = 0
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        // The collector blocks signals for its signalfd; the helper starts with default actions.
+        var spawn = Spawn(executable: executable, arguments: [executable] + arguments, environment: environment)
+        spawn.fileActions = [
+            .duplicate(stdinFile, to: STDIN_FILENO), .duplicate(output[1], to: STDOUT_FILENO),
+            .open("/dev/null", flags: O_WRONLY, to: STDERR_FILENO),
+        ]
+        spawn.signalsAtDefault = [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+        let started = try? spawn.start()
         close(output[1])
         defer { close(output[0]) }
-        guard spawned == 0 else { return nil }
+        guard let pid = started else { return nil }
 
         let collected = readToEnd(output[0], until: monotonicNow() + deadline.nanoseconds)
         if collected == nil { kill(pid, SIGKILL) }

@@ -3,6 +3,7 @@ import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchImages
 import Synchronization
 
 /// Names frames by running `llvm-symbolizer` once per batch of addresses, off the watched process.

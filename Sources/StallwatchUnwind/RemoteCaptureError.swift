@@ -19,8 +19,8 @@ extension RemoteCaptureError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .permissionDenied(let code):
-            return "not permitted to ptrace the process (errno \(code)): run as root or with CAP_SYS_PTRACE, "
-                + "check kernel.yama.ptrace_scope, and make sure no debugger is already attached"
+            // What to change depends on the process and the system: the collector's diagnosis says it.
+            return "ptrace was not permitted (errno \(code))"
         case .noSuchThread:
             return "no such process or thread"
         case .processExited(let status):

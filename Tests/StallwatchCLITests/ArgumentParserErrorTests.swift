@@ -1,6 +1,8 @@
 // ArgumentParser on command lines it rejects: the exact messages and the usage topic they point at.
 
 import StallwatchCLI
+import StallwatchCollector
+import StallwatchCore
 import Testing
 
 /// Parses and returns the usage error, recording an issue if the command line was accepted.

@@ -1,6 +1,8 @@
 // ArgumentParser on command lines it accepts: subcommands, options, operands, help and version.
 
 import StallwatchCLI
+import StallwatchCollector
+import StallwatchCore
 import Testing
 
 /// Parses and returns the invocation, recording an issue if the command line was rejected.

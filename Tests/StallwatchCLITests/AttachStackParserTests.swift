@@ -1,6 +1,8 @@
 // ArgumentParser for `attach` and `stack`: the pid operand, their options on either side of it, and their errors.
 
 import StallwatchCLI
+import StallwatchCollector
+import StallwatchCore
 import Testing
 
 @Suite struct AttachParserTests {

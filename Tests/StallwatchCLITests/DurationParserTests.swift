@@ -1,6 +1,8 @@
 // DurationParser: the accepted notation, every rejected form, and formatting back.
 
 import StallwatchCLI
+import StallwatchCollector
+import StallwatchCore
 import Testing
 
 @Suite struct DurationParserTests {

@@ -1,5 +1,6 @@
 // `--fps`, `--fps-max-frame` and `--fps-pow` on `run` and `demo`.
 import StallwatchCLI
+import StallwatchCollector
 import StallwatchCore
 import Testing
 

@@ -1,6 +1,8 @@
 // HelpText: argument-parser's page layout, what each page must explain, and the usage-error report.
 
 import StallwatchCLI
+import StallwatchCollector
+import StallwatchCore
 import Testing
 
 @Suite struct HelpLayoutTests {

@@ -10,10 +10,37 @@ private func object(_ line: String) throws -> [String: Any] {
     return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
 }
 
+/// attach's records: the reporters of `run`, given stalls and summaries that say how the process was watched.
+private struct AttachedRendering {
+    let json: Bool
+    let mode: WatchMode
+    let samplingInterval: UInt64?
+    var reporter: any Reporter
+
+    init(json: Bool, mode: WatchMode, samplingInterval: UInt64?) {
+        self.json = json
+        self.mode = mode
+        self.samplingInterval = samplingInterval
+        reporter = json ? JSONLinesReporter(clock: fixedClock) : TextReporter(clock: fixedClock, colored: false)
+    }
+
+    mutating func render(_ stall: StallReport, startedBeforeAttach: Bool = false) -> String {
+        var attached = stall
+        attached.attached = AttachedStall(
+            mode: mode, resolutionNanoseconds: samplingInterval, startedBeforeAttach: startedBeforeAttach)
+        return reporter.render(attached)
+    }
+
+    mutating func render(_ summary: RunSummary, pid: Int32, processName: String, ending: AttachEnding) -> String {
+        var attached = summary
+        attached.attached = AttachOutcome(mode: mode, pid: pid, processName: processName, ending: ending)
+        return reporter.render(attached)
+    }
+}
+
 @Suite struct AttachReporterTests {
     @Test func jsonStallNamesTheModeRightAfterCount() throws {
-        var reporter = AttachReporter(
-            json: true, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        var reporter = AttachedRendering(json: true, mode: .external, samplingInterval: 80_000_000)
         let line = reporter.render(sampleStall(), startedBeforeAttach: true)
         #expect(line.contains("\"count\":3,\"mode\":\"external\",\"resolutionMs\":80,\"startedBeforeAttach\":true,"))
         let record = try object(line)
@@ -23,8 +50,7 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func jsonAgentModeKeepsTheActivityAndHasNoResolution() throws {
-        var reporter = AttachReporter(
-            json: true, clock: fixedClock, colored: false, mode: .agent, samplingInterval: 80_000_000)
+        var reporter = AttachedRendering(json: true, mode: .agent, samplingInterval: 80_000_000)
         let record = try object(reporter.render(sampleStall()))
         #expect(record["mode"] as? String == "agent")
         #expect(record["resolutionMs"] is NSNull)
@@ -33,8 +59,7 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func jsonSummarySaysHowTheSessionEnded() throws {
-        var reporter = AttachReporter(
-            json: true, clock: fixedClock, colored: false, mode: .agent, samplingInterval: nil)
+        var reporter = AttachedRendering(json: true, mode: .agent, samplingInterval: nil)
         let summary = RunSummary(
             stalls: [sampleStall()], runNanoseconds: 5_000_000_000, watchedPids: [4242], exitStatus: nil, warnings: [])
         let record = try object(reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2)))
@@ -50,8 +75,7 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func textBlockNamesTheModeAndExternalTiming() {
-        var reporter = AttachReporter(
-            json: false, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        var reporter = AttachedRendering(json: false, mode: .external, samplingInterval: 80_000_000)
         let lines = reporter.render(sampleStall()).split(separator: "\n").map(String.init)
         #expect(lines[0].hasPrefix("stallwatch: stall #3 in MyDaemon (pid 4242): 612 ms"))
         #expect(lines[1].hasPrefix("  began ~"))
@@ -64,24 +88,21 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func textStallAlreadyInProgressAndUnfinished() {
-        var reporter = AttachReporter(
-            json: false, clock: fixedClock, colored: false, mode: .external, samplingInterval: 80_000_000)
+        var reporter = AttachedRendering(json: false, mode: .external, samplingInterval: 80_000_000)
         let lines = reporter.render(sampleStall(end: nil), startedBeforeAttach: true).split(separator: "\n")
         #expect(lines[0].contains(": unfinished (still stalled when stallwatch detached)"))
         #expect(lines[1].hasPrefix("  already stalled when stallwatch attached at "))
     }
 
     @Test func textAgentModeKeepsTheRunLoopPhase() {
-        var reporter = AttachReporter(
-            json: false, clock: fixedClock, colored: false, mode: .agent, samplingInterval: 80_000_000)
+        var reporter = AttachedRendering(json: false, mode: .agent, samplingInterval: 80_000_000)
         let lines = reporter.render(sampleStall()).split(separator: "\n").map(String.init)
         #expect(lines[1].contains("in afterWaiting"))
         #expect(lines[2] == "  mode: agent (the process's own agent timed its run loop's transitions exactly)")
     }
 
     @Test func textSummaryEndsWithHowTheSessionEnded() {
-        var reporter = AttachReporter(
-            json: false, clock: fixedClock, colored: false, mode: .agent, samplingInterval: nil)
+        var reporter = AttachedRendering(json: false, mode: .agent, samplingInterval: nil)
         let summary = RunSummary(
             stalls: [], runNanoseconds: 5_000_000_000, watchedPids: [4242], exitStatus: nil, warnings: [])
         let detached = reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2))
@@ -109,7 +130,7 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func textHasAHeadlineThenEachThreadWithItsState() {
-        let text = StackReporter(json: false, clock: fixedClock).render(stacks())
+        let text = TextReporter(clock: fixedClock, colored: false).render(stacks())
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(
             lines[0].hasPrefix("stallwatch: pid 4242 (MyDaemon), 3 threads, 2 shown; each stopped at most 0.21 ms; at ")
@@ -121,7 +142,7 @@ private func object(_ line: String) throws -> [String: Any] {
     }
 
     @Test func jsonIsOneObjectWithEveryThread() throws {
-        let record = try object(StackReporter(json: true, clock: fixedClock).render(stacks()))
+        let record = try object(JSONLinesReporter(clock: fixedClock).render(stacks()))
         #expect(record["event"] as? String == "stack")
         #expect(record["schemaVersion"] as? Int == JSONLinesReporter.schemaVersion)
         #expect(record["pid"] as? Int == 4242)

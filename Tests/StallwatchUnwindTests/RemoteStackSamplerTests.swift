@@ -1,4 +1,5 @@
 // Remote capture against real child processes: stacks, the stop it causes, the vDSO, the errors.
+import StallwatchTestSupport
 import Foundation
 import StallwatchCore
 import Glibc

@@ -1,23 +1,5 @@
 // Names addresses from an image's own DWARF: the function, the inlined calls in it, file, line and column.
-
-/// What DWARF says about one address, innermost first: the function inlined deepest and the line the address is
-/// on, then each function it was inlined into and the line of that call, ending with the function that holds the
-/// code.
-public struct SymbolLocation: Equatable, Sendable {
-    /// The function's linkage (mangled) name, or its plain name; nil when DWARF names no function there.
-    public var function: String?
-    public var file: String?
-    /// 0: no particular line (compiler-generated code).
-    public var line: Int
-    public var column: Int
-
-    public init(function: String?, file: String?, line: Int, column: Int) {
-        self.function = function
-        self.file = file
-        self.line = line
-        self.column = column
-    }
-}
+import StallwatchImages
 
 /// Reads line tables and inlined scopes from one image's DWARF sections (2 to 5), the way `llvm-symbolizer` reports
 /// them, in this process and without starting another.

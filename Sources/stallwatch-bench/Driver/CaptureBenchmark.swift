@@ -1,6 +1,6 @@
 // Item 3: what one stack capture costs the stalled process, and what naming its frames costs stallwatch.
 import Foundation
-import StallwatchCLI
+import StallwatchImages
 import StallwatchSymbols
 import StallwatchUnwind
 
@@ -84,7 +84,7 @@ struct CaptureBenchmark {
     /// Captures, maps and names the stalled demo's main thread ``demoSamples`` times.
     private func sample(_ demo: ChildProcess) throws(BenchError) -> [Timing] {
         let sampler = RemoteStackSampler()
-        let symbolicator = CLISymbolicator.make(environment: ProcessInfo.processInfo.environment)
+        let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
         var timings: [Timing] = []
         for _ in 0..<Self.demoSamples {
             let start = MonotonicClock.now()

@@ -4,6 +4,7 @@
 // ptraces a child such a reaper could take the stop notification the sampler waits for (see
 // `RemoteStackSampler`). Here a child is reaped on the driver's thread, after any capture of it.
 import Foundation
+import StallwatchSystem
 import Synchronization
 
 final class ChildProcess {
@@ -17,31 +18,25 @@ final class ChildProcess {
         self.arguments = arguments
         let outputPipe = try Self.makePipe()
         let errorPipe = try Self.makePipe()
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        // dup2 clears close-on-exec on the copy only: the child inherits these two ends and nothing else.
-        posix_spawn_file_actions_adddup2(&actions, outputPipe.write, STDOUT_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe.write, STDERR_FILENO)
-
         let environment = ProcessInfo.processInfo.environment.merging(extra) { _, added in added }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid = pid_t()
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        var spawn = Spawn(
+            executable: arguments[0], arguments: arguments, environment: Spawn.environmentStrings(environment))
+        // dup2 clears close-on-exec on the copy only: the child inherits these two ends and nothing else.
+        spawn.fileActions = [
+            .open("/dev/null", flags: O_RDONLY, to: STDIN_FILENO), .duplicate(outputPipe.write, to: STDOUT_FILENO),
+            .duplicate(errorPipe.write, to: STDERR_FILENO),
+        ]
+        let started = Result { () throws(SystemError) in try spawn.start() }
         close(outputPipe.write)
         close(errorPipe.write)
-        guard status == 0 else {
+        switch started {
+        case .failure(let error):
             close(outputPipe.read)
             close(errorPipe.read)
-            throw BenchError("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+            throw BenchError("cannot start \(arguments[0]): \(error.reason)")
+        case .success(let pid):
+            self.pid = pid
         }
-        self.pid = pid
         output = StreamCollector(reading: outputPipe.read)
         errorOutput = StreamCollector(reading: errorPipe.read)
     }

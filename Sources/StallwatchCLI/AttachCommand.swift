@@ -1,0 +1,46 @@
+// `stallwatch attach`: the engine's attach session, announced on stderr, written as reports and a summary.
+import StallwatchCollector
+import StallwatchCore
+import StallwatchReport
+
+/// One attach session, from the preflight to the summary.
+enum AttachCommand {
+    /// Watches until the session ends; returns stallwatch's exit status.
+    static func run(_ options: AttachOptions) throws(StallwatchError) -> Int32 {
+        let watch = try AttachWatch(
+            pid: options.pid, settings: options.watch.settings, mode: options.mode,
+            duration: options.duration?.nanoseconds)
+        let output = try ReportOutput(
+            path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
+            writesDetectedRecords: false, watched: "the process")
+        defer { output.close() }
+        for warning in watch.warnings { Diagnostics.warning(warning) }
+        let connection = try watch.connect()
+        Diagnostics.note(announcement(connection, pid: watch.pid, name: watch.processName, options: options))
+        let outcome = try watch.run(connection, output: output)
+        var summary = RunSummary(
+            stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
+            watchedPids: outcome.watchedPids, exitStatus: nil, warnings: outcome.warnings)
+        summary.attached = outcome.attached
+        output.write(summary)
+        if !(options.watch.format == .text && output.isStandardOutput) {
+            for warning in outcome.warnings { Diagnostics.warning(warning) }
+        }
+        return ExitCode.success
+    }
+
+    /// How the process is watched, and how to stop.
+    static func announcement(
+        _ connection: AttachWatch.Connection, pid: Int32, name: String, options: AttachOptions
+    ) -> String {
+        let process = "pid \(pid) (\(name))"
+        switch connection {
+        case .agent:
+            return "watching \(process) through its agent; Ctrl-C detaches"
+        case .external(let noAgent):
+            let why = noAgent.map { "; \($0)" } ?? ""
+            return "watching \(process) from outside (external mode: its main thread sampled every"
+                + " \(DurationParser.format(options.watch.threshold))\(why)); Ctrl-C detaches"
+        }
+    }
+}

@@ -1,0 +1,116 @@
+// `stallwatch attach`'s engine: watches a running process through its listening agent or from outside, until a
+// signal, the deadline or the process's exit, and leaves it running as it was.
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+
+/// How `stallwatch attach` watches a process (`--mode`).
+public enum AttachMode: String, CaseIterable, Sendable {
+    /// Through the process's listening agent if it has one, otherwise from outside.
+    case auto
+    /// Only through the process's listening agent; an error if none answers.
+    case agent
+    /// From outside only, from `/proc` and ptrace, whether or not an agent is there.
+    case external
+}
+
+/// One attach session, from the preflight to the end of the watch.
+public final class AttachWatch {
+    /// What the session found, for the summary.
+    public struct Outcome {
+        public var stalls: [StallReport]
+        public var warnings: [String]
+        public var watchedPids: [Int32]
+        public var attached: AttachOutcome
+        public var startedAt: UInt64
+        public var endedAt: UInt64
+    }
+
+    /// How the process is watched, once connected: through its agent, or from outside and why.
+    public enum Connection {
+        case agent(socket: Int32)
+        /// `noAgent`: why not through an agent, when one was tried.
+        case external(noAgent: String?)
+
+        public var mode: WatchMode {
+            if case .agent = self { return .agent }
+            return .external
+        }
+    }
+
+    private let target: TargetProcess
+    private let settings: WatchSettings
+    private let mode: AttachMode
+    /// `--duration`, nanoseconds.
+    private let duration: UInt64?
+
+    /// Checks the process; throws, with the exit status, before touching it.
+    public init(pid: Int32, settings: WatchSettings, mode: AttachMode, duration: UInt64?) throws(StallwatchError) {
+        target = try Preflight.inspect(pid: pid)
+        self.settings = settings
+        self.mode = mode
+        self.duration = duration
+    }
+
+    public var pid: Int32 { target.pid }
+    /// The process's name (`/proc/PID/comm`).
+    public var processName: String { target.name }
+    /// Things that make its stacks less trustworthy (a program replaced on disk).
+    public var warnings: [String] { target.warnings }
+
+    /// Connects to the process's agent, or makes sure it can be watched from outside.
+    public func connect() throws(StallwatchError) -> Connection {
+        var noAgent: String?
+        if mode != .external {
+            do throws(AgentConnection.Failure) {
+                return .agent(socket: try AgentConnection.connect(to: target, settings: settings))
+            } catch {
+                guard mode == .auto else {
+                    throw StallwatchError(
+                        message: "cannot watch pid \(pid) through its agent: \(error.reason)",
+                        exitCode: ExitCode.runtimeMismatch)
+                }
+                noAgent = error.reason
+            }
+        }
+        if let obstacle = target.ptraceObstacle {
+            let agentNote = noAgent.map { " (and it has no agent to watch through: \($0))" } ?? ""
+            throw StallwatchError(
+                message: "cannot watch pid \(pid) from outside\(agentNote): \(obstacle.advice)",
+                exitCode: ExitCode.permissionDenied)
+        }
+        return .external(noAgent: noAgent)
+    }
+
+    /// Watches until the session ends; closes the agent's socket after.
+    public func run(_ connection: Connection, output: any CollectorOutput) throws(StallwatchError) -> Outcome {
+        let started = monotonicNow()
+        var socket: Int32?
+        if case .agent(let connected) = connection { socket = connected }
+        defer { if let socket { close(socket) } }
+        let signals = try SignalChannel()
+        let threshold = settings.thresholdNanoseconds
+        let watcher =
+            socket == nil
+            ? ExternalWatcher(
+                pid: pid, threshold: threshold, count: settings.count, maxSamples: settings.maxSamples, now: started)
+            : nil
+        let attached = AttachedProcess(
+            process: target, deadline: duration.map { started + $0 }, watcher: watcher, threshold: threshold)
+        let collector = Collector(
+            socket: socket, signals: signals, target: attached, settings: settings, output: output)
+        collector.run()
+        let stalls = collector.closeStalls()
+        var warnings = collector.refusals
+        if connection.mode == .agent, collector.watchedPids.isEmpty {
+            warnings.append(
+                "the main run loop of pid \(pid) made no transition while stallwatch was attached: it runs no"
+                    + " RunLoop.main or CFRunLoopRun, or it was stalled the whole time; try --mode external")
+        }
+        return Outcome(
+            stalls: stalls, warnings: warnings, watchedPids: collector.watchedPids,
+            attached: AttachOutcome(
+                mode: connection.mode, pid: pid, processName: processName, ending: attached.ending ?? .exited),
+            startedAt: started, endedAt: monotonicNow())
+    }
+}

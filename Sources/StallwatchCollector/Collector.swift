@@ -1,0 +1,190 @@
+// The collector: one thread, one poll loop over the agent's socket and stallwatch's signals (and, attached to a
+// process without an agent, the external watcher's samples).
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+import StallwatchImages
+import StallwatchSymbols
+import StallwatchUnwind
+
+/// Where the collector hands what it finds, as it finds it.
+public protocol CollectorOutput: AnyObject {
+    /// A stall was just detected: on record at once, so a report file has it even if stallwatch is killed.
+    func stallDetected(_ stall: StallReport)
+    /// A stall ended (or was still going on when the watch ended).
+    func stallFinished(_ stall: StallReport)
+    /// A `--fps` reading or run of dropped frames.
+    func frameRate(_ frames: FrameRateReport)
+}
+
+/// Receives the agent's messages, captures stalled stacks from outside, and hands reports to its output.
+///
+/// Everything happens on one thread: a capture's `waitpid` on the stopped thread can never race a `waitpid` for the
+/// workload's exit, and reports are written in the order events happen. What is watched, and how the watch ends, is
+/// the ``WatchTarget``'s business.
+final class Collector {
+    /// The agent's socket; nil in external mode.
+    private let socket: Int32?
+    /// Whether the socket is still worth polling: a hung-up socket would wake the loop at once, for ever.
+    private var socketOpen: Bool
+    private let signals: SignalChannel
+    private let target: any WatchTarget
+    private let settings: WatchSettings
+    private let output: any CollectorOutput
+    let capturer: StallCapturer
+
+    private var pending: [StallKey: StallCapturer.OpenStall] = [:]
+    private var finished: [StallReport] = []
+    private(set) var loadedPids: Set<Int32> = []
+    private(set) var watchedPids: [Int32] = []
+    /// What agents said when they would not watch.
+    private(set) var refusals: [String] = []
+    /// The run loop's busy periods, per watched process (the agent's cumulative counts).
+    private var busyPeriods: [Int32: LatencyHistogram] = [:]
+    /// `--fps`: every second's effective frame rate, in the order the readings arrived (all processes).
+    private var frameRates: [Double] = []
+    /// Names of processes that sent frame rates: read once, not once a second.
+    private var frameRateProcessNames: [Int32: String] = [:]
+
+    struct StallKey: Hashable {
+        let pid: Int32
+        let identifier: Int
+    }
+
+    init(
+        socket: Int32?, signals: SignalChannel, target: any WatchTarget, settings: WatchSettings,
+        output: any CollectorOutput
+    ) {
+        self.socket = socket
+        self.socketOpen = socket != nil
+        self.signals = signals
+        self.target = target
+        self.settings = settings
+        self.output = output
+        capturer = StallCapturer(socket: socket, settings: settings)
+    }
+
+    /// The run's frame-rate series for the summary; nil without `--fps`.
+    var framesPerSecond: [Double]? { settings.frameRate == nil ? nil : frameRates }
+
+    /// Every watched process's busy periods together; nil if no agent sent any.
+    var busyPeriodHistogram: LatencyHistogram? {
+        guard !busyPeriods.isEmpty else { return nil }
+        var merged = LatencyHistogram()
+        for histogram in busyPeriods.values { merged.merge(histogram) }
+        return merged
+    }
+
+    /// Runs until the target's watch is over.
+    func run() {
+        var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
+        while !target.isFinished {
+            var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
+            if socketOpen, let socket { descriptors.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+            let now = monotonicNow()
+            let wake = target.nextWake(now: now)
+            let timeout = wake > now ? Int32(min((wake - now + 999_999) / 1_000_000, 60_000)) : 0
+            if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0, errno != EINTR { break }
+            if descriptors[0].revents != 0 { target.received(signals.drain()) }
+            if descriptors.count > 1 {
+                let events = descriptors[1].revents
+                if events & Int16(POLLIN) != 0 {
+                    receiveMessages(into: &buffer)
+                } else if events & Int16(POLLHUP | POLLERR) != 0 {
+                    socketOpen = false
+                    target.agentHungUp()
+                }
+            }
+            for message in target.step(now: monotonicNow()) { handle(message) }
+        }
+        // Messages sent just before the workload exited are still queued: read them all.
+        receiveMessages(into: &buffer)
+    }
+
+    /// Every stall seen, finished ones first, then those still in progress when the watch ended.
+    func closeStalls() -> [StallReport] {
+        let unfinished = pending.values.sorted {
+            ($0.assembler.report.start, $0.assembler.report.pid) < ($1.assembler.report.start, $1.assembler.report.pid)
+        }
+        pending.removeAll()
+        for stall in unfinished { close(stall) }
+        return finished
+    }
+
+    // MARK: Events
+
+    private func receiveMessages(into buffer: inout [UInt8]) {
+        guard let socket else { return }
+        while true {
+            let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if received < 0, errno == EINTR { continue }
+            guard received > 0 else { return }
+            if let message = WireFormat.decode(AgentMessage.self, from: buffer.prefix(received)) {
+                handle(message)
+            }
+        }
+    }
+
+    private func handle(_ message: AgentMessage) {
+        switch message {
+        case .busyPeriods(let pid, let buckets):
+            // Each message holds the agent's counts so far: keep the latest per process.
+            busyPeriods[pid] = LatencyHistogram(sparse: buckets)
+        case .frameRate(let pid, let start, let end, let frames, let dropped):
+            let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
+            frameRates.append(reading.framesPerSecond)
+            writeFrameRate(pid: pid, event: .reading(reading))
+        case .frameDrops(let pid, let begin, let end, let total, let dropped):
+            writeFrameRate(
+                pid: pid,
+                event: .drops(FrameRateMonitor.DropRecord(begin: begin, end: end, total: total, dropped: dropped)))
+        case .loaded(let pid, _):
+            loadedPids.insert(pid)
+        case .refused(let pid, let reason):
+            refusals.append("the agent did not watch pid \(pid): \(reason)")
+        case .watching(let pid, _):
+            if !watchedPids.contains(pid) { watchedPids.append(pid) }
+        case .stallBegan(let pid, let tid, let onset):
+            var stall = StallCapturer.OpenStall(
+                assembler: StallAssembler(
+                    onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid), settings: settings,
+                    captureMethod: .ptrace))
+            stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
+            capturer.sample(&stall, tid: tid)
+            pending[stall.key] = stall
+            output.stallDetected(stall.assembler.report)
+        case .stallSample(let pid, let tid, let identifier, _):
+            guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
+                capturer.reply(.captured(identifier: identifier))
+                return
+            }
+            capturer.sample(&stall, tid: tid)
+            pending[stall.key] = stall
+        case .stallEnded(let pid, let identifier, let endedAt):
+            guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
+            stall.assembler.end(at: endedAt)
+            close(stall)
+        case .inProcessSample(let pid, let identifier, let addresses, let capturedAt, let imageMap, let error):
+            guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
+            capturer.receiveInProcessSample(
+                &stall, addresses: addresses, capturedAt: capturedAt, imageMap: imageMap, error: error)
+            pending[stall.key] = stall
+        }
+    }
+
+    private func writeFrameRate(pid: Int32, event: FrameRateMonitor.Event) {
+        let name = frameRateProcessNames[pid] ?? ThreadInspector.processName(pid: pid)
+        frameRateProcessNames[pid] = name
+        output.frameRate(FrameRateReport(pid: pid, processName: name, event: event))
+    }
+
+    /// Finishes a stall: its CPU share and how it was seen, then the report.
+    private func close(_ stall: StallCapturer.OpenStall) {
+        var assembler = stall.assembler
+        if let attached = target.attachedStall(identifier: assembler.identifier) { assembler.note(attached: attached) }
+        let report = assembler.finished(
+            cpuNow: ThreadInspector.cpuTime(pid: assembler.report.pid, tid: assembler.report.tid), now: monotonicNow())
+        output.stallFinished(report)
+        finished.append(report)
+    }
+}

@@ -1,0 +1,112 @@
+// `stallwatch run`'s engine: checks what can be checked, launches the workload with the agent, collects until it
+// exits.
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+import StallwatchSystem
+
+/// One workload launched under watch, from validation to its exit.
+public final class RunWatch {
+    /// What the run found, for the summary and the exit status.
+    public struct Outcome {
+        /// Every stall: finished ones first, then those still going on when the workload exited.
+        public var stalls: [StallReport]
+        /// The workload's raw wait status.
+        public var waitStatus: Int32
+        /// `--timeout` expired and the workload was stopped.
+        public var timedOut: Bool
+        /// What the user should know about what was (not) watched.
+        public var warnings: [String]
+        /// Processes whose main run loop the agent watched.
+        public var watchedPids: [Int32]
+        public var busyPeriods: LatencyHistogram?
+        public var framesPerSecond: [Double]?
+        /// When the workload was launched and when the watch ended, `CLOCK_MONOTONIC` nanoseconds.
+        public var startedAt: UInt64
+        public var endedAt: UInt64
+    }
+
+    private let command: [String]
+    private let executable: String
+    private let agentLibrary: String
+    private let settings: WatchSettings
+    /// `--timeout`, nanoseconds.
+    private let timeout: UInt64?
+
+    /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
+    public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
+        self.command = command
+        self.settings = settings
+        self.timeout = timeout
+        executable = try CommandResolver.resolve(command[0], path: ProcessInfo.processInfo.environment["PATH"])
+        guard let agent = Installation.agentLibrary() else {
+            throw .internalError(
+                "the stallwatch agent library (libStallwatchAgent.so) is not installed next to stallwatch"
+                    + " or at $\(Installation.agentOverride); rebuild with 'swift build'")
+        }
+        agentLibrary = agent
+        if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable, agentLibrary: agent) {
+            throw StallwatchError(message: mismatch, exitCode: ExitCode.runtimeMismatch)
+        }
+    }
+
+    /// Runs the workload to its end.
+    ///
+    /// - Parameter stdoutToStderr: send the workload's stdout to stallwatch's stderr (JSON reports own stdout).
+    public func run(output: any CollectorOutput, stdoutToStderr: Bool) throws(StallwatchError) -> Outcome {
+        let started = monotonicNow()
+        var sockets: [Int32] = [0, 0]
+        do {
+            try Syscall.call("socketpair") {
+                socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets)
+            }
+        } catch {
+            throw .internalError("cannot create the agent socket: \(error.reason)")
+        }
+        let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
+        defer { close(collectorEnd) }
+        let signals: SignalChannel
+        let workload: Workload
+        do {
+            signals = try SignalChannel()
+            let environment = WorkloadLauncher.environment(
+                base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
+                settings: settings)
+            workload = try WorkloadLauncher.launch(
+                command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
+                stdoutToStderr: stdoutToStderr)
+        } catch {
+            close(agentEnd)
+            throw error
+        }
+        close(agentEnd)
+
+        let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
+        let collector = Collector(
+            socket: collectorEnd, signals: signals, target: target, settings: settings, output: output)
+        collector.run()
+        let stalls = collector.closeStalls()
+        return Outcome(
+            stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
+            warnings: Self.warnings(collector), watchedPids: collector.watchedPids,
+            busyPeriods: collector.busyPeriodHistogram, framesPerSecond: collector.framesPerSecond,
+            startedAt: started, endedAt: monotonicNow())
+    }
+
+    /// What the agents said, and why nothing may have been watched.
+    private static func warnings(_ collector: Collector) -> [String] {
+        var warnings = collector.refusals
+        if collector.loadedPids.isEmpty {
+            warnings.append(
+                "the stallwatch agent was never loaded into the workload, so nothing was watched;"
+                    + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"
+                    + " privileges (setuid, setgid, file capabilities) ignore")
+        } else if collector.watchedPids.isEmpty {
+            warnings.append(
+                "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
+                    + " whose main thread runs RunLoop.main or CFRunLoopRun, or whose main queue dispatchMain()"
+                    + " serves (not a plain loop)")
+        }
+        return warnings
+    }
+}

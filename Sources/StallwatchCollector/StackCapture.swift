@@ -1,0 +1,90 @@
+// `stallwatch stack`'s engine: a one-shot capture of a running process's stacks, stopping each thread for a fraction
+// of a millisecond.
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+import StallwatchImages
+import StallwatchSymbols
+import StallwatchUnwind
+
+/// Captures the main thread's stack (or every thread's) of a running process, and names the frames.
+///
+/// The target is disturbed as little as possible: threads are stopped one at a time (`PTRACE_SEIZE` +
+/// `PTRACE_INTERRUPT`, unwind, detach), each thread's state is read before it is stopped, and everything slow — reading
+/// the image map, symbols and line tables — happens after the last thread was let go.
+public enum StackCapture {
+    /// How long to wait for one thread to stop (a thread in uninterruptible sleep stops only when it leaves it).
+    static let stopTimeout: Duration = .milliseconds(500)
+
+    /// Checks the process, then captures.
+    ///
+    /// - Parameter started: when the command started, for the dump's elapsed time.
+    public static func capture(pid: Int32, allThreads: Bool, startedAt started: UInt64) throws(StallwatchError)
+        -> ProcessStacks
+    {
+        let target = try Preflight.inspect(pid: pid)
+        if let obstacle = target.ptraceObstacle {
+            throw StallwatchError(
+                message: "cannot capture the stacks of pid \(target.pid): \(obstacle.advice)",
+                exitCode: ExitCode.permissionDenied)
+        }
+        return try capture(target, allThreads: allThreads, startedAt: started).get()
+    }
+
+    /// Stops, unwinds and releases each thread in turn, then reads the image map and names all the frames in one
+    /// batch.
+    ///
+    /// Nothing else runs while a thread is stopped: work on other threads of ours would compete with the target for
+    /// the CPU it needs the moment it is released.
+    static func capture(_ target: TargetProcess, allThreads: Bool, startedAt started: UInt64) -> Result<
+        ProcessStacks, StallwatchError
+    > {
+        let pid = target.pid
+        let all = ThreadInspector.threads(pid: pid)
+        let tids = allThreads ? all : [pid]
+        let sampler = RemoteStackSampler(tables: .targetMemory)
+        var captured: [(tid: Int32, name: String, state: ThreadState?, stack: RemoteStack?, error: String?)] = []
+        var firstStop: UInt64?
+        for tid in tids {
+            let name = ThreadInspector.name(pid: pid, tid: tid) ?? ""
+            let state = ThreadInspector.state(pid: pid, tid: tid)
+            firstStop = firstStop ?? monotonicNow()
+            do {
+                let stack = try sampler.capture(pid: pid, tid: tid, timeout: stopTimeout)
+                var note: String?
+                if stack.unwindError != 0 { note = "the unwinder stopped early (libunwind error \(stack.unwindError))" }
+                captured.append((tid, name, state, stack, note))
+            } catch {
+                switch error {
+                case .noSuchThread where tid != pid:
+                    continue  // A thread that ended between the listing and its turn: nothing to show.
+                case .noSuchThread, .processExited:
+                    return .failure(
+                        Preflight.noSuchProcess(
+                            "pid \(pid) (\(target.name)) exited while its stack was being captured"))
+                case .permissionDenied(let code):
+                    return .failure(
+                        StallwatchError(
+                            message: PtraceDiagnosis.refusal(errno: code, pid: pid), exitCode: ExitCode.permissionDenied))
+                case .failed(let reason):
+                    captured.append((tid, name, state, nil, "no stack: \(reason)"))
+                }
+            }
+        }
+        // Read while the process lives; if it has exited meanwhile, the frames keep their addresses.
+        // The toolchain's map only if its symbolicator is needed: naming follows at once.
+        let images = ProcessImages.capture(pid: pid, readsToolchainMapNow: false)
+        let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
+        let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
+        let threads = zip(captured, named).map { thread, frames in
+            ThreadStack(
+                tid: thread.tid, name: thread.name, state: thread.state, frames: frames,
+                stoppedNanoseconds: thread.stack?.stoppedNanoseconds, error: thread.error)
+        }
+        return .success(
+            ProcessStacks(
+                pid: pid, processName: target.name, capturedAt: firstStop ?? monotonicNow(),
+                threadCount: max(all.count, threads.count), threads: threads,
+                elapsedNanoseconds: monotonicNow() - started, warnings: target.warnings))
+    }
+}

@@ -1,0 +1,123 @@
+// Taking a stalled thread's samples: from outside with ptrace when permitted, otherwise by asking the agent to
+// capture in-process; then naming the frames.
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+import StallwatchImages
+import StallwatchSymbols
+import StallwatchUnwind
+
+/// Captures and names the samples of the collector's open stalls.
+///
+/// Keeps what many captures of one process share: the sampler's opened images, each process's last image map, and
+/// which processes refused ptrace (their later stalls go straight to in-process capture).
+final class StallCapturer {
+    /// A stall between its detection and its end: its report so far and what its samples need.
+    struct OpenStall {
+        var assembler: StallAssembler
+        /// Read once, at the first capture: the images do not change during a stall.
+        var images: ProcessImages?
+
+        var key: Collector.StallKey { Collector.StallKey(pid: assembler.report.pid, identifier: assembler.identifier) }
+    }
+
+    /// The agent's socket, to answer its capture requests; nil in external mode.
+    private let socket: Int32?
+    private let sampler = RemoteStackSampler()
+    private let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
+    /// Each process's last image map, reused while it covers the stacks captured.
+    private var knownImages: [Int32: ProcessImages] = [:]
+    /// Processes that refused ptrace once, and the explanation.
+    private var ptraceRefused: [Int32: String] = [:]
+
+    init(socket: Int32?, settings: WatchSettings) {
+        self.socket = socket
+    }
+
+    /// Takes one sample of `tid`.
+    func sample(_ stall: inout OpenStall, tid: Int32) {
+        let pid = stall.assembler.report.pid
+        let identifier = stall.assembler.identifier
+        stall.assembler.noteState(ThreadInspector.state(pid: pid, tid: tid))
+        if let reason = ptraceRefused[pid] {
+            askForInProcessCapture(&stall.assembler, reason: reason)
+            return
+        }
+        let capturedAt = monotonicNow()
+        do {
+            let stack = try sampler.capture(pid: pid, tid: tid)
+            reply(.captured(identifier: identifier))
+            let images = self.images(for: &stall, covering: stack.addresses)
+            stall.assembler.add(
+                frames: symbolicator.symbolicate(stack.addresses, images: images), capturedAt: capturedAt,
+                stoppedNanoseconds: stack.stoppedNanoseconds)
+        } catch {
+            switch error {
+            case .permissionDenied(let code):
+                let reason = PtraceDiagnosis.refusal(errno: code, pid: pid)
+                ptraceRefused[pid] = reason
+                askForInProcessCapture(&stall.assembler, reason: reason)
+            case .processExited:
+                // Not reaped by the sampler: the poll loop collects the workload's status as usual.
+                stall.assembler.noteCaptureFailure("the process exited while its stack was being captured")
+            case .noSuchThread:
+                stall.assembler.noteCaptureFailure("the thread was gone before its stack could be captured")
+                reply(.captured(identifier: identifier))
+            case .failed(let reason):
+                askForInProcessCapture(&stall.assembler, reason: "ptrace capture failed (\(reason))")
+            }
+        }
+    }
+
+    /// A stack the agent captured itself, with its image map the first time.
+    func receiveInProcessSample(
+        _ stall: inout OpenStall, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?
+    ) {
+        let pid = stall.assembler.report.pid
+        if let imageMap, let bytes = Data(base64Encoded: imageMap), var sent = ProcessImages(encoded: [UInt8](bytes)) {
+            // The agent's paths are its own: in a container, read them through its root.
+            sent.fileRoot = ProcessImages.fileRoot(of: pid)
+            stall.images = sent
+        }
+        guard !addresses.isEmpty else {
+            stall.assembler.noteCaptureFailure(error, keepingEarlierNote: true)
+            return
+        }
+        let images = stall.images ?? ProcessImages.capture(pid: pid)
+        stall.images = images
+        stall.assembler.add(frames: symbolicator.symbolicate(addresses, images: images), capturedAt: capturedAt)
+    }
+
+    /// The process's image map: the stall's, else the process's last one if it still covers every address
+    /// (libraries rarely come and go), else a fresh one — read right away, as the process may exit any time.
+    private func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
+        let pid = stall.assembler.report.pid
+        if let images = stall.images ?? knownImages[pid],
+            addresses.allSatisfy({ $0 == 0 || images.image(containing: $0) != nil })
+        {
+            stall.images = images
+            return images
+        }
+        let images = ProcessImages.capture(pid: pid)
+        stall.images = images
+        knownImages[pid] = images
+        return images
+    }
+
+    private func askForInProcessCapture(_ assembler: inout StallAssembler, reason: String) {
+        guard socket != nil else {
+            // External mode: no agent to capture in-process.
+            assembler.noteCaptureFailure(reason)
+            return
+        }
+        assembler.fallBackToSignalCapture(reason: reason)
+        reply(.captureInProcess(identifier: assembler.identifier, reason: reason))
+    }
+
+    /// Answers the agent; a gone agent is not an error here (the poll loop notices the hang-up).
+    func reply(_ message: CollectorMessage) {
+        guard let socket else { return }
+        let bytes = WireFormat.encode(message)
+        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    }
+}

@@ -1,0 +1,146 @@
+// What a collector watches, `stallwatch run`'s child or `stallwatch attach`'s process: how the watch ends, and what
+// stallwatch may do to the process meanwhile.
+import Glibc
+import StallwatchCore
+
+/// The process side of a ``Collector``'s poll loop.
+protocol WatchTarget: AnyObject {
+    /// Whether the watch is over.
+    var isFinished: Bool { get }
+    /// When the loop must wake at the latest, `CLOCK_MONOTONIC` nanoseconds.
+    func nextWake(now: UInt64) -> UInt64
+    /// Signals sent to stallwatch.
+    func received(_ signals: [SignalChannel.Received])
+    /// The agent's socket hung up.
+    func agentHungUp()
+    /// After each wake: deadlines and exits; returns what an external watcher saw.
+    func step(now: UInt64) -> [AgentMessage]
+    /// How an attached process's stall was seen; nil under `run`.
+    func attachedStall(identifier: Int) -> AttachedStall?
+}
+
+/// A workload `run` launched: the watch ends when it exits and it is reaped; signals sent to stallwatch alone are
+/// forwarded to it; `--timeout` stops it.
+final class LaunchedWorkload: WatchTarget {
+    let workload: Workload
+    /// How long a workload gets to exit after SIGTERM before SIGKILL.
+    static let terminationGrace: UInt64 = 5_000_000_000
+
+    /// `--timeout`'s deadline and, once it passed, when SIGKILL follows SIGTERM (`CLOCK_MONOTONIC` ns).
+    private var timeoutDeadline: UInt64?
+    private var killDeadline: UInt64?
+    /// Whether `--timeout` expired and the workload was told to stop.
+    private(set) var timedOut = false
+    /// The workload's raw wait status once it exited.
+    private(set) var waitStatus: Int32?
+
+    init(_ workload: Workload, timeout: UInt64?, now: UInt64) {
+        self.workload = workload
+        timeoutDeadline = timeout.map { now + $0 }
+    }
+
+    var isFinished: Bool { waitStatus != nil }
+
+    func nextWake(now: UInt64) -> UInt64 {
+        // The timeout and its grace period are the only deadlines of a run; SIGCHLD normally wakes the loop when the
+        // workload exits, and the second is a safety net.
+        [timedOut ? nil : timeoutDeadline, killDeadline, now + 1_000_000_000].compactMap { $0 }.min() ?? now
+    }
+
+    func received(_ signals: [SignalChannel.Received]) {
+        for received in signals where received.signal != SIGCHLD {
+            // A terminal's Ctrl-C already reached the workload (same process group); forward only what another
+            // process sent to stallwatch alone, so the workload sees each signal once.
+            if received.fromProcess { kill(workload.pid, received.signal) }
+        }
+    }
+
+    func agentHungUp() {}
+
+    func step(now: UInt64) -> [AgentMessage] {
+        enforceTimeout(now: now)
+        reap()
+        return []
+    }
+
+    func attachedStall(identifier: Int) -> AttachedStall? { nil }
+
+    /// Past the deadline, SIGTERM the workload; past the grace period, SIGKILL it.
+    private func enforceTimeout(now: UInt64) {
+        guard waitStatus == nil, let deadline = timeoutDeadline else { return }
+        if !timedOut, now >= deadline {
+            timedOut = true
+            kill(workload.pid, SIGTERM)
+            killDeadline = now + Self.terminationGrace
+        } else if let killAt = killDeadline, now >= killAt {
+            kill(workload.pid, SIGKILL)
+            killDeadline = nil
+        }
+    }
+
+    private func reap() {
+        guard waitStatus == nil else { return }
+        var status: Int32 = 0
+        let result = waitpid(workload.pid, &status, WNOHANG)
+        // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
+        let stopped = status & 0xff == 0x7f
+        if result == workload.pid, !stopped { waitStatus = status }
+        if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
+    }
+}
+
+/// A process `attach` watches: never reaped, never signalled; the watch ends at its exit, at a signal to
+/// stallwatch, at the deadline, or when its agent hangs up.
+final class AttachedProcess: WatchTarget {
+    let process: TargetProcess
+    /// When `--duration` runs out, `CLOCK_MONOTONIC` nanoseconds.
+    let deadline: UInt64?
+    /// External mode's sampler; nil when the process's agent reports.
+    let watcher: ExternalWatcher?
+    /// The sampling interval external mode reports as its resolution.
+    private let threshold: UInt64
+    /// Why the session ended; nil while it goes on.
+    private(set) var ending: AttachEnding?
+
+    init(process: TargetProcess, deadline: UInt64?, watcher: ExternalWatcher?, threshold: UInt64) {
+        self.process = process
+        self.deadline = deadline
+        self.watcher = watcher
+        self.threshold = threshold
+    }
+
+    var mode: WatchMode { watcher == nil ? .agent : .external }
+    var isFinished: Bool { ending != nil }
+
+    func nextWake(now: UInt64) -> UInt64 {
+        // Short enough to notice the process's exit promptly: nothing else announces it to a non-parent.
+        [now + 100_000_000, deadline, watcher?.nextWake].compactMap { $0 }.min() ?? now
+    }
+
+    func received(_ signals: [SignalChannel.Received]) {
+        for received in signals where received.signal != SIGCHLD { ending = .signal(received.signal) }
+    }
+
+    func agentHungUp() {
+        guard ending == nil else { return }
+        ending = process.isAlive() ? .agentDisconnected : .exited
+    }
+
+    func step(now: UInt64) -> [AgentMessage] {
+        guard ending == nil else { return [] }
+        if !process.isAlive() {
+            ending = .exited
+        } else if let deadline, now >= deadline {
+            ending = .duration
+        } else if let watcher, now >= watcher.nextWake {
+            return watcher.step(now: now)
+        }
+        return []
+    }
+
+    func attachedStall(identifier: Int) -> AttachedStall? {
+        AttachedStall(
+            mode: mode, resolutionNanoseconds: threshold,
+            startedBeforeAttach: watcher?.startedAtFirstLook.contains(identifier) ?? false)
+    }
+}

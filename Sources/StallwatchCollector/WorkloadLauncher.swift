@@ -1,0 +1,58 @@
+// Starts the workload with the agent preloaded and its end of the collector socket inherited.
+import FoundationEssentials
+import Glibc
+import StallwatchCore
+import StallwatchSystem
+
+/// The launched workload process.
+struct Workload {
+    let pid: pid_t
+    let executable: String
+}
+
+/// Spawns the workload with `posix_spawn`.
+enum WorkloadLauncher {
+    /// - Parameters:
+    ///   - command: the command line; `command[0]` is kept as the workload's `argv[0]`.
+    ///   - executable: the resolved path of `command[0]`.
+    ///   - environment: the complete environment for the workload.
+    ///   - inheritedSocket: the agent's socket, passed at the same descriptor number.
+    ///   - stdoutToStderr: send the workload's stdout to stallwatch's stderr (JSON reports own stdout).
+    static func launch(
+        command: [String], executable: String, environment: [String: String], inheritedSocket: Int32,
+        stdoutToStderr: Bool
+    ) throws(StallwatchError) -> Workload {
+        var spawn = Spawn(
+            executable: executable, arguments: command, environment: Spawn.environmentStrings(environment))
+        if stdoutToStderr { spawn.fileActions.append(.duplicate(STDERR_FILENO, to: STDOUT_FILENO)) }
+        // dup2 onto itself clears close-on-exec in the child only, so the socket is inherited by the workload and by
+        // nothing else stallwatch might start.
+        spawn.fileActions.append(.duplicate(inheritedSocket, to: inheritedSocket))
+        spawn.signalsAtDefault = SignalChannel.resetInWorkload
+        let pid: pid_t
+        do {
+            pid = try spawn.start()
+        } catch {
+            switch error.errno {
+            case ENOENT: throw .commandNotFound(command[0])
+            case ENOEXEC:
+                throw .notExecutable(executable, reason: "not a program this system can run (exec format error)")
+            default: throw .notExecutable(executable, reason: error.reason)
+            }
+        }
+        return Workload(pid: pid, executable: executable)
+    }
+
+    /// The workload's environment: the user's, plus the agent preloaded first and its settings.
+    static func environment(
+        base: [String: String], agentLibrary: String, socket: Int32, settings: WatchSettings
+    ) -> [String: String] {
+        var environment = base
+        let preload = [agentLibrary] + (base["LD_PRELOAD"].map { [$0] } ?? [])
+        environment["LD_PRELOAD"] = preload.joined(separator: ":")
+        environment[AgentEnvironment.socket] = String(socket)
+        environment[AgentEnvironment.collectorPid] = String(getpid())
+        for (name, value) in settings.environment { environment[name] = value }
+        return environment
+    }
+}

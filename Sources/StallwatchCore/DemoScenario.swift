@@ -1,0 +1,81 @@
+// The demo workload's stall scenarios: their names, what each does, and which function is to blame.
+
+/// The stalls the demo workload knows how to cause (`stallwatch demo --scenario NAME`): one list for the demo and
+/// the command line that names them.
+///
+/// Each scenario reaches the main thread through a different run-loop path (timer, main queue, version-0 source,
+/// observer) or stalls it in a different way (CPU, sleep, lock, vDSO), because stallwatch must name the culprit in
+/// every case.
+public enum DemoScenario: String, CaseIterable, Sendable {
+    case cpu
+    case sleep
+    case mainQueue = "main-queue"
+    case source
+    case mutex
+    case vdso
+    case observer
+    case twoPhase = "two-phase"
+    case modal
+    case modalStall = "modal-stall"
+    case dispatchMain = "dispatch-main"
+    case hiccups
+    case baseline
+
+    /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
+    public var summary: String {
+        switch self {
+        case .cpu: "CPU-bound work in a timer callback."
+        case .sleep: "Blocking usleep in a timer callback."
+        case .mainQueue: "CPU work in a DispatchQueue.main block."
+        case .source: "CPU work in a version-0 run-loop source."
+        case .mutex: "Main thread blocked on a lock another thread holds."
+        case .vdso: "Spinning on clock_gettime, in the vDSO."
+        case .observer: "CPU work inside a beforeWaiting observer."
+        case .twoPhase: "One step for 5/6 of a stall, another for 1/6."
+        case .modal: "A responsive nested loop in a private mode."
+        case .modalStall: "CPU work in a timer inside such a modal session."
+        case .dispatchMain: "No run loop (dispatchMain); CPU work in a block."
+        case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
+        case .baseline: "Short work only; no stall expected."
+        }
+    }
+
+    /// The function a symbolicated stack of this scenario's stalls shows, as `Type.method`; `nil` for
+    /// `baseline` and `modal`, which never stall.
+    public var culprit: String? {
+        switch self {
+        case .cpu: "ChecksumEngine.crunchChecksums"
+        case .sleep: "DiskCache.waitForSlowDisk"
+        case .mainQueue: "ThumbnailDecoder.decodeAllThumbnails"
+        case .source: "MessagePump.drainInbox"
+        case .mutex: "AccountStore.waitForAccountLock"
+        case .vdso: "FrameClock.spinUntilNextFrame"
+        case .observer: "LayoutObserver.recomputeLayoutBeforeSleep"
+        case .twoPhase: "ImportPipeline.parseRecords"
+        case .modal: nil
+        case .modalStall: "ModalSession.validateFormFields"
+        case .dispatchMain: "SyncEngine.mergeChanges"
+        case .hiccups: nil
+        case .baseline: nil
+        }
+    }
+
+    /// What the scenario does, in a sentence, as `stallwatch-demo --list` shows it.
+    public var behaviour: String {
+        switch self {
+        case .cpu: "a timer callback burns CPU"
+        case .sleep: "a timer callback sleeps in one usleep call"
+        case .mainQueue: "a block posted to the main queue from another thread burns CPU"
+        case .source: "a version-0 run-loop source signalled from another thread burns CPU"
+        case .mutex: "a timer callback waits for a lock another thread holds"
+        case .vdso: "a timer callback spins on clock_gettime, mostly inside the vDSO"
+        case .observer: "a beforeWaiting run-loop observer burns CPU"
+        case .twoPhase: "a timer callback parses for 5/6 of the stall, then indexes for the last 1/6"
+        case .modal: "a timer callback runs a responsive nested run loop in a private mode; never stalls"
+        case .modalStall: "inside such a modal session, a timer in the private mode burns CPU"
+        case .dispatchMain: "no run loop: the program calls dispatchMain() and a main-queue block burns CPU"
+        case .hiccups: "a timer burns 150 ms of CPU every 250 ms: janky, though no single callout is a stall"
+        case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
+        }
+    }
+}

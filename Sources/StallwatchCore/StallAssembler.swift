@@ -1,0 +1,98 @@
+// Building one stall's report from its onset, samples and end: the same rules for the collector and library mode.
+
+/// Collects what is learnt about one stall, from its detection to its end, and makes its report.
+///
+/// Pure: the caller reads the clocks, `/proc` and the stacks, and hands the readings in; the assembler decides what
+/// the report says (which capture method stood, the thread's state at each sample, its CPU share).
+public struct StallAssembler: Sendable {
+    /// The report so far.
+    public private(set) var report: StallReport
+    /// The thread's CPU time and the clock at detection, for the stall's CPU share.
+    private var cpuAtDetection: (cpu: UInt64, wall: UInt64)?
+    /// The thread's state read before the latest capture (in-process samples arrive later and take it).
+    public private(set) var lastState: ThreadState?
+
+    /// Below this much wall time the scheduler's 10 ms tick makes a CPU share meaningless.
+    static let shortestTimedStall: UInt64 = 50_000_000
+
+    public init(
+        onset: StallOnset, pid: Int32, tid: Int32, processName: String, settings: WatchSettings,
+        captureMethod: CaptureMethod
+    ) {
+        report = StallReport(
+            identifier: onset.identifier, pid: pid, tid: tid, processName: processName, phase: onset.phase,
+            start: onset.start, end: nil, detectedAt: onset.detectedAt,
+            thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
+            captureMethod: captureMethod, samples: [])
+    }
+
+    /// The stall's identity among the process's stalls.
+    public var identifier: Int { report.identifier }
+
+    /// The thread's CPU time at detection (`cpu`) and the monotonic clock then (`now`).
+    public mutating func startCPUClock(cpu: UInt64?, now: UInt64) {
+        if let cpu { cpuAtDetection = (cpu, now) }
+    }
+
+    /// The thread's state just before a capture; a `restart_syscall` continues the call seen before it.
+    public mutating func noteState(_ state: ThreadState?) {
+        lastState = state?.continuing(lastState)
+    }
+
+    /// A captured, named stack.
+    public mutating func add(
+        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil
+    ) {
+        if let method { report.captureMethod = method }
+        report.samples.append(
+            Sample(
+                frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
+                threadState: lastState))
+    }
+
+    /// A capture that failed: the stall has no capture method if it has no sample yet.
+    ///
+    /// - Parameter keepingEarlierNote: add `note` to the note so far (the agent's in-process failure follows the
+    ///   reason it was asked to capture) rather than replace it.
+    public mutating func noteCaptureFailure(_ note: String?, keepingEarlierNote: Bool = false) {
+        if report.samples.isEmpty { report.captureMethod = .none }
+        report.captureNote =
+            keepingEarlierNote ? [report.captureNote, note].compactMap { $0 }.joined(separator: "; ") : note
+    }
+
+    /// Capture moved in-process (ptrace refused): the method and why, for the report.
+    public mutating func fallBackToSignalCapture(reason: String) {
+        report.captureMethod = .signal
+        report.captureNote =
+            reason
+            + "; captured in-process with a signal instead, which can cut a blocking sleep in the workload short"
+    }
+
+    /// How an attached process's stall was seen.
+    public mutating func note(attached: AttachedStall) {
+        report.attached = attached
+    }
+
+    /// The stall ended when the loop moved again at `end`.
+    public mutating func end(at end: UInt64) {
+        report.end = end
+    }
+
+    /// The finished report (unfinished if ``end(at:)`` was never called): its CPU share up to its end, from the
+    /// thread's CPU time `cpuNow` read at `now`, and what the thread was doing.
+    public func finished(cpuNow: UInt64?, now: UInt64) -> StallReport {
+        var finished = report
+        var cpuPercent: Double?
+        if let baseline = cpuAtDetection, let cpuNow {
+            // Up to the stall's end, not to now: the end message arrives up to a threshold later.
+            let end = report.end ?? now
+            let wall = end > baseline.wall ? end - baseline.wall : 0
+            if wall >= Self.shortestTimedStall {
+                cpuPercent = min(100, Double(cpuNow - min(cpuNow, baseline.cpu)) / Double(wall) * 100)
+            }
+        }
+        finished.threadActivity = ThreadActivity(
+            cpuPercent: cpuPercent, states: report.samples.compactMap(\.threadState))
+        return finished
+    }
+}

@@ -1,0 +1,64 @@
+// Reads a thread's scheduler state and CPU time from /proc, to tell computing from waiting.
+import FoundationEssentials
+import Glibc
+
+/// What `/proc/PID/task/TID` says about one thread.
+public enum ThreadInspector {
+    /// Clock ticks per second for `utime`/`stime` in `stat`.
+    public static let ticksPerSecond = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
+
+    /// The thread's state, and the syscall (or kernel wait channel) it is blocked in.
+    ///
+    /// Read it before stopping the thread: a ptrace stop changes the state to `t`. The syscall file needs
+    /// ptrace permission; `wchan` does not, and stands in for it.
+    public static func state(pid: Int32, tid: Int32) -> ThreadState? {
+        guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
+        guard state != "R" else { return ThreadState(state: state) }
+        let directory = "/proc/\(pid)/task/\(tid)"
+        let syscall = FileBytes.text(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
+        let waitChannel = FileBytes.text(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
+        return ThreadState(state: state, syscall: syscall.map(SyscallNames.name), waitChannel: waitChannel)
+    }
+
+    /// CPU time of the thread so far, in nanoseconds: the scheduler's exact count from `schedstat`, or
+    /// user plus system time from `stat` (10 ms ticks) where the kernel does not keep schedstat.
+    public static func cpuTime(pid: Int32, tid: Int32) -> UInt64? {
+        if let schedstat = FileBytes.text("/proc/\(pid)/task/\(tid)/schedstat"),
+            let onCPU = schedstat.split(separator: " ").first.flatMap({ UInt64($0) }), onCPU > 0
+        {
+            return onCPU
+        }
+        guard let fields = statFields(pid: pid, tid: tid), fields.count > 12,
+            let user = UInt64(fields[11]), let system = UInt64(fields[12])
+        else { return nil }
+        return (user + system) * 1_000_000_000 / ticksPerSecond
+    }
+
+    /// The thread's name as the program set it (`comm`, at most 15 bytes), or nil once it is gone.
+    public static func name(pid: Int32, tid: Int32) -> String? {
+        // A name may itself start or end with spaces: only the line break goes.
+        FileBytes.text("/proc/\(pid)/task/\(tid)/comm").map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 }
+    }
+
+    /// The process's name for reports: `/proc/PID/comm`, or `pid N` when it cannot be read.
+    public static func processName(pid: Int32) -> String {
+        let comm = FileBytes.text("/proc/\(pid)/comm")?.trimmingWhitespace()
+        return comm.flatMap { $0.isEmpty ? nil : $0 } ?? "pid \(pid)"
+    }
+
+    /// The process's thread ids: the main thread first, then the others in ascending order.
+    public static func threads(pid: Int32) -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let others = names.compactMap { Int32($0) }.filter { $0 != pid }.sorted()
+        return names.contains(String(pid)) ? [pid] + others : others
+    }
+
+    /// The fields of `stat` after the command name (which may itself contain spaces and parentheses):
+    /// index 0 is the state (field 3), index 11 `utime` (field 14), index 12 `stime` (field 15).
+    public static func statFields(pid: Int32, tid: Int32) -> [Substring]? {
+        guard let text = FileBytes.text("/proc/\(pid)/task/\(tid)/stat"),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+}

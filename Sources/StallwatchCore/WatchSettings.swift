@@ -1,0 +1,105 @@
+// What counts as a stall and how it is watched: defined once, with its defaults, limits and encodings, for the
+// command line, the agent's environment, the attach request and the library's configuration.
+
+/// How the agent detects stalls (`--strategy`).
+public enum WatchStrategy: String, CaseIterable, Codable, Sendable {
+    /// Observe the main run loop only.
+    case runLoop = "runloop"
+    /// Ping the main dispatch queue only.
+    case ping
+    /// The run loop; pings for a program that has none.
+    case auto
+}
+
+/// The detection settings every way of watching shares.
+public struct WatchSettings: Equatable, Sendable {
+    /// The shortest watcher timeout: shorter ones would mostly measure scheduler noise.
+    public static let thresholdRange: ClosedRange<UInt64> = 1_000_000...3_600_000_000_000
+    /// Consecutive busy timeouts that make a stall.
+    public static let countRange: ClosedRange<Int> = 1...100
+    /// Stacks per stall.
+    public static let maxSamplesRange: ClosedRange<Int> = 1...1000
+    /// `--fps-max-frame`: above one 60 Hz frame, and short of absurd.
+    public static let fpsMaxFrameRange: ClosedRange<UInt64> = 17_000_000...10_000_000_000
+    /// `--fps-dump`.
+    public static let fpsDumpRange: ClosedRange<UInt64> = 50_000_000...10_000_000_000
+    /// `--fps-pow`.
+    public static let fpsPowRange: ClosedRange<Double> = 1...10
+
+    /// The watcher's timeout, nanoseconds (`--threshold`; 80 ms).
+    public var thresholdNanoseconds: UInt64
+    /// Consecutive busy timeouts that make a stall (`--count`; 3).
+    public var count: Int
+    /// Stacks per stall: one at detection, then one per threshold while it lasts (`--max-samples`; 10).
+    public var maxSamples: Int
+    /// How the agent watches (`--strategy`; `auto`).
+    public var strategy: WatchStrategy
+    /// `--fps`: the frame tick's settings; nil runs no frame tick.
+    public var frameRate: FrameRateMonitor.Configuration?
+
+    public init(
+        thresholdNanoseconds: UInt64 = 80_000_000, count: Int = 3, maxSamples: Int = 10,
+        strategy: WatchStrategy = .auto, frameRate: FrameRateMonitor.Configuration? = nil
+    ) {
+        self.thresholdNanoseconds = thresholdNanoseconds
+        self.count = count
+        self.maxSamples = maxSamples
+        self.strategy = strategy
+        self.frameRate = frameRate
+    }
+
+    /// What is out of range, in a sentence; nil when every setting is acceptable.
+    public var invalidSetting: String? {
+        if !Self.thresholdRange.contains(thresholdNanoseconds) { return "threshold must be from 1 ms to 1 hour" }
+        if !Self.countRange.contains(count) { return "count must be between 1 and 100" }
+        if !Self.maxSamplesRange.contains(maxSamples) { return "maxSamples must be between 1 and 1000" }
+        return nil
+    }
+
+    // MARK: The agent's environment
+
+    /// The settings as `stallwatch run` hands them to the preloaded agent; a nil value removes a variable the user's
+    /// environment may have set (no frame tick without `--fps`).
+    public var environment: [String: String?] {
+        var variables: [String: String?] = [
+            AgentEnvironment.thresholdNanoseconds: String(thresholdNanoseconds),
+            AgentEnvironment.count: String(count),
+            AgentEnvironment.maxSamples: String(maxSamples),
+            AgentEnvironment.strategy: strategy.rawValue,
+        ]
+        for name in FrameRateMonitor.Configuration.environmentNames { variables[name] = .some(nil) }
+        for (name, value) in frameRate?.environment ?? [:] { variables[name] = value }
+        return variables
+    }
+
+    /// The settings in a workload's environment, defaults for what is missing.
+    ///
+    /// A sample limit out of range is brought into range; a threshold or count out of range is kept, for
+    /// ``invalidSetting`` to name: the agent refuses to watch with them rather than guess.
+    public init(environment: [String: String]) {
+        self.init()
+        if let threshold = environment[AgentEnvironment.thresholdNanoseconds].flatMap(UInt64.init) {
+            thresholdNanoseconds = threshold
+        }
+        if let count = environment[AgentEnvironment.count].flatMap(Int.init) { self.count = count }
+        if let samples = environment[AgentEnvironment.maxSamples].flatMap(Int.init) {
+            maxSamples = min(max(samples, Self.maxSamplesRange.lowerBound), Self.maxSamplesRange.upperBound)
+        }
+        strategy = environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? .auto
+        frameRate = FrameRateMonitor.Configuration(environment: environment)
+    }
+}
+
+extension AttachRequest {
+    /// A request carrying `settings` (the attach protocol has no strategy or frame tick: the agent picks its own).
+    public init(settings: WatchSettings, collectorVersion: String) {
+        self.init(
+            thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
+            maxSamples: settings.maxSamples, collectorVersion: collectorVersion)
+    }
+
+    /// The detection settings the collector asked for.
+    public var settings: WatchSettings {
+        WatchSettings(thresholdNanoseconds: thresholdNanoseconds, count: count, maxSamples: maxSamples)
+    }
+}
