@@ -69,11 +69,16 @@ let package = Package(
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI"]),
-        .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchReportTests",
+            dependencies: ["StallwatchReport", "StallwatchCore", "StallwatchTestSupport"]
+        ),
         .testTarget(
             name: "StallwatchUnwindTests",
             dependencies: ["StallwatchUnwind", "StallwatchSymbols", "StallwatchCLI", "CStallwatchAgentSupport"]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore", "StallwatchTestSupport"]),
+        // Decodable types for stallwatch's JSON records, shared by the report and end-to-end tests.
+        .target(name: "StallwatchTestSupport", path: "Tests/StallwatchTestSupport"),
     ]
 )
