@@ -1,5 +1,5 @@
-// Processes an end-to-end test starts and keeps running while it acts on them: a demo to attach to, and stallwatch
-// itself when a test signals it mid-run.
+// Processes an end-to-end test starts and keeps running while it acts on them: a demo to attach to, stallwatch itself
+// when a test signals it mid-run, and a C program that spins for ever.
 import Foundation
 import Testing
 
@@ -128,4 +128,16 @@ final class RunningStallwatch: @unchecked Sendable {
 /// The records of a `stallwatch attach --format json` run.
 extension RunResult {
     var mode: String? { stalls.first?["mode"] as? String }
+}
+
+/// A C program whose main thread spins in `function` for ever.
+func spinningProgram(_ function: String) -> String {
+    """
+    #include <stdio.h>
+    __attribute__((noinline)) static unsigned long \(function)(unsigned long state) {
+        while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
+        return state;
+    }
+    int main(int argc, char **argv) { printf("%lu\\n", \(function)((unsigned long)argc)); return 0; }
+    """
 }
