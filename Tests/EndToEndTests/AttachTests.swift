@@ -1,6 +1,7 @@
 // `stallwatch attach` against a demo that was already running: both watch modes, detaching, one collector at a time,
 // a process that exits mid-capture.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 // Serialized: the stalls are timed, and the machine has two cores.
@@ -14,27 +15,28 @@ import Testing
         #expect(result.stderr.contains("from outside (external mode"))
         let truth = demo.groundTruth
         #expect(truth.count == 2, "demo: \(demo.stderrText)")
-        #expect(result.stalls.count == 2, "stdout: \(result.stdout)")
-        for (stall, actual) in zip(result.stalls, truth) {
-            #expect(stall["mode"] as? String == "external")
-            #expect(stall["activity"] as? String == "unknown")
-            #expect(stall["resolutionMs"] as? Double == 80)
-            #expect(symbols(in: stall).contains { $0.contains("DiskCache.waitForSlowDisk") })
-            #expect((stall["capture"] as? [String: Any])?["method"] as? String == "ptrace")
-            #expect((stall["thread"] as? [String: Any])?["blockedOn"] as? String == "sleep")
-            let duration = try #require(stall["durationMs"] as? Double)
+        let stalls = try result.stalls
+        #expect(stalls.count == 2, "stdout: \(result.stdout)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.mode == "external")
+            #expect(stall.activity == "unknown")
+            #expect(stall.resolutionMs == .value(80))
+            #expect(stall.symbols.contains { $0.contains("DiskCache.waitForSlowDisk") })
+            #expect(stall.capture.method == "ptrace")
+            #expect(stall.thread.value?.blockedOn == "sleep")
+            let duration = try #require(stall.durationMs.value)
             // Start and end are each known to half a sample; allow a sample more for a busy machine.
             #expect(
                 abs(duration - actual.durationMs) <= 120, "reported \(duration) ms, demo measured \(actual.durationMs)")
-            let start = try #require(stall["startMonotonicMs"] as? Double)
+            let start = stall.startMonotonicMs
             #expect(abs(start - Double(actual.startNanoseconds) / 1e6) <= 120)
         }
         // ptrace leaves the sleeps alone, as under run.
         for actual in truth { #expect(actual.durationMs < 530, "a 500 ms usleep lasted \(actual.durationMs) ms") }
-        let summary = try #require(result.summary)
-        #expect(summary["ended"] as? String == "exited")
-        #expect(summary["mode"] as? String == "external")
-        #expect(summary["exitStatus"] is NSNull)
+        let summary = try #require(try result.summary)
+        #expect(summary.ended == "exited")
+        #expect(summary.mode == "external")
+        #expect(summary.exitStatus == .null)
     }
 
     /// Agent mode: the demo was started with the agent listening; reports are exact, as under run.
@@ -45,19 +47,20 @@ import Testing
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("through its agent"))
         let truth = demo.groundTruth
-        #expect(truth.count == 2 && result.stalls.count == 2, "stdout: \(result.stdout)")
-        for (stall, actual) in zip(result.stalls, truth) {
-            #expect(stall["mode"] as? String == "agent")
-            #expect(stall["activity"] as? String == "afterWaiting")
-            #expect(stall["callout"] as? String == "timer")
-            #expect(stall["resolutionMs"] is NSNull)
-            let culprit = (stall["culprit"] as? [String: Any])?["symbol"] as? String
+        let stalls = try result.stalls
+        #expect(truth.count == 2 && stalls.count == 2, "stdout: \(result.stdout)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.mode == "agent")
+            #expect(stall.activity == "afterWaiting")
+            #expect(stall.callout == "timer")
+            #expect(stall.resolutionMs == .null)
+            let culprit = stall.culprit?.symbol
             #expect(culprit?.contains("ChecksumEngine.crunchChecksums") == true)
-            let duration = try #require(stall["durationMs"] as? Double)
+            let duration = try #require(stall.durationMs.value)
             #expect(duration >= actual.durationMs - 5 && duration <= actual.durationMs + 30)
         }
-        #expect(result.summary?["watchedPids"] as? [Int] == [Int(demo.pid)])
-        #expect(result.summary?["ended"] as? String == "exited")
+        #expect(try result.summary?.watchedPids == [Int(demo.pid)])
+        #expect(try result.summary?.ended == "exited")
     }
 
     /// `--duration` detaches and the agent accepts the next collector; meanwhile the socket is private.
@@ -76,8 +79,8 @@ import Testing
         let first = try runStallwatch(["attach", "--duration", "1s", "--format", "json", String(demo.pid)])
         #expect(first.status == 0, "stderr: \(first.stderr)")
         #expect(Date().timeIntervalSince(started) < 6)
-        #expect(first.summary?["ended"] as? String == "duration")
-        #expect(first.summary?["watchedPids"] as? [Int] == [Int(demo.pid)], "the idle loop was woken and seen")
+        #expect(try first.summary?.ended == "duration")
+        #expect(try first.summary?.watchedPids == [Int(demo.pid)], "the idle loop was woken and seen")
         #expect(demo.process.isRunning)
         let second = try runStallwatch(["attach", "--duration", "1s", "--mode", "agent", String(demo.pid)])
         #expect(second.status == 0, "the agent serves one collector after another: \(second.stderr)")
@@ -97,8 +100,8 @@ import Testing
             "stderr: \(second.stderr)")
         let result = try #require(first.result(timeout: 10))
         #expect(result.status == 0)
-        #expect(result.stalls.count == 1, "the first session saw the stall: \(result.stdout)")
-        #expect(result.summary?["ended"] as? String == "duration")
+        #expect(try result.stalls.count == 1, "the first session saw the stall: \(result.stdout)")
+        #expect(try result.summary?.ended == "duration")
     }
 
     /// Ctrl-C detaches at once, prints the summary, and leaves the process running, not stopped.
@@ -115,11 +118,11 @@ import Testing
         kill(watcher.process.processIdentifier, SIGINT)
         let result = try #require(watcher.result(timeout: 10), "stallwatch did not stop on SIGINT")
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let stall = try #require(result.stalls.first, "stdout: \(result.stdout)")
-        #expect(stall["unfinished"] as? Bool == true)
-        #expect((stall["samples"] as? [Any])?.count ?? 0 >= 10)
-        #expect(result.summary?["ended"] as? String == "signal")
-        #expect(result.summary?["signal"] as? Int == Int(SIGINT))
+        let stall = try #require(try result.stalls.first, "stdout: \(result.stdout)")
+        #expect(stall.unfinished == true)
+        #expect(stall.samples.count >= 10)
+        #expect(try result.summary?.ended == "signal")
+        #expect(try result.summary?.signal == .value(Int(SIGINT)))
         // Never left in a ptrace stop: it keeps getting the CPU.
         #expect(demo.process.isRunning)
         let cpu = demo.mainThreadCPU
@@ -138,9 +141,9 @@ import Testing
         demo.kill()
         let result = try #require(watcher.result(timeout: 10), "stallwatch did not notice the exit")
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let stall = try #require(result.stalls.first, "stdout: \(result.stdout)")
-        #expect(stall["unfinished"] as? Bool == true)
-        #expect(result.summary?["ended"] as? String == "exited")
+        let stall = try #require(try result.stalls.first, "stdout: \(result.stdout)")
+        #expect(stall.unfinished == true)
+        #expect(try result.summary?.ended == "exited")
     }
 
     @Test func agentModeWithoutAnAgentIsAnError() throws {

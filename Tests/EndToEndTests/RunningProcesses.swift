@@ -125,11 +125,6 @@ final class RunningStallwatch: @unchecked Sendable {
     }
 }
 
-/// The records of a `stallwatch attach --format json` run.
-extension RunResult {
-    var mode: String? { stalls.first?["mode"] as? String }
-}
-
 /// A C program whose main thread spins in `function` for ever.
 func spinningProgram(_ function: String) -> String {
     """

@@ -1,6 +1,7 @@
 // `stallwatch stack` against a demo that was already running: one-shot stacks named to the line (one sitting in the
 // vDSO), and every thread as JSON.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 @Suite(.serialized) struct StackTests {
@@ -53,29 +54,28 @@ import Testing
         let demo = try stalledDemo("mutex")
         let result = try runStallwatch(["stack", "--all-threads", "--format", "json", String(demo.pid)])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let record = try #require(result.records.first)
-        #expect(record["event"] as? String == "stack")
-        let threads = try #require(record["threads"] as? [[String: Any]])
-        #expect(threads.count >= 2 && threads.count == record["threadCount"] as? Int)
+        let record = try #require(try result.records.first)
+        #expect(record.event == "stack")
+        let stack = try #require(record.stack)
+        let threads = stack.threads
+        #expect(threads.count >= 2 && threads.count == stack.threadCount)
         let main = try #require(threads.first)
-        #expect(main["main"] as? Bool == true && main["tid"] as? Int == Int(demo.pid))
-        let mainSymbols = (main["frames"] as? [[String: Any]] ?? []).compactMap { $0["symbol"] as? String }
+        #expect(main.main == true && main.tid == Int(demo.pid))
+        let mainSymbols = main.frames.compactMap(\.symbol)
         #expect(mainSymbols.contains { $0.contains("AccountStore.waitForAccountLock") })
-        #expect((main["threadState"] as? [String: Any])?["syscall"] as? String == "futex")
+        #expect(main.threadState?.syscall == "futex")
         // The thread holding the lock, with the name the kernel knows it by.
         let sync = try #require(
             threads.first { thread in
-                (thread["frames"] as? [[String: Any]] ?? []).contains {
-                    ($0["symbol"] as? String)?.contains("syncInBackground") == true
-                }
+                thread.frames.contains { $0.symbol?.contains("syncInBackground") == true }
             }, "threads: \(threads)")
-        let tid = try #require(sync["tid"] as? Int)
+        let tid = sync.tid
         let comm = try String(contentsOfFile: "/proc/\(demo.pid)/task/\(tid)/comm", encoding: .utf8)
-        #expect(sync["name"] as? String == comm.trimmingCharacters(in: .newlines))
-        #expect((sync["threadState"] as? [String: Any])?["syscall"] as? String == "clock_nanosleep")
+        #expect(sync.name == comm.trimmingCharacters(in: .newlines))
+        #expect(sync.threadState?.syscall == "clock_nanosleep")
         // Each thread is stopped for well under a millisecond when warm; generous for a loaded two-core machine.
         for thread in threads {
-            #expect((thread["stoppedMs"] as? Double ?? 1000) < 50, "\(thread["name"] ?? "?") stopped too long")
+            #expect((thread.stoppedMs ?? 1000) < 50, "\(thread.name) stopped too long")
         }
     }
 }
