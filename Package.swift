@@ -81,12 +81,15 @@ let package = Package(
             name: "stallwatch-bench",
             dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
         ),
-        // What several test targets share: child processes to capture, fakes.
+        // What several test targets share: child processes to capture, the Decodable types of the JSON records.
         .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
         .testTarget(name: "StallwatchCollectorTests", dependencies: ["StallwatchCollector", "StallwatchCore"]),
-        .testTarget(name: "StallwatchReportTests", dependencies: ["StallwatchReport", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchReportTests",
+            dependencies: ["StallwatchReport", "StallwatchCore", "StallwatchTestSupport"]
+        ),
         .testTarget(
             name: "StallwatchUnwindTests",
             dependencies: ["StallwatchUnwind", "StallwatchCore", "StallwatchTestSupport"]
@@ -102,6 +105,6 @@ let package = Package(
                 "StallwatchTestSupport",
             ]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore", "StallwatchTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 // stallwatch in CI: budgets and their exit status, baselines, timeouts, JUnit, and surviving a SIGKILL.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 /// A scratch file path, removed by the caller.
@@ -20,15 +21,15 @@ func scratchFile(_ name: String) -> String {
             "--stalls", "2",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let budget = try #require(result.summary?["budget"] as? [String: Any])
-        #expect(budget["broken"] as? Bool == false)
+        let budget = try #require(try result.summary?.budget)
+        #expect(budget.broken == false)
     }
 
     @Test func eachLimitBreaksOnItsOwn() throws {
         for limit in [["--max-stall", "300ms"], ["--max-stalls", "1"], ["--max-total", "1s"]] {
             let result = try runStallwatch(["demo", "--format", "json"] + limit + ["--", "--stalls", "2"])
             #expect(result.status == 80, "\(limit)")
-            let violations = (result.summary?["budget"] as? [String: Any])?["violations"] as? [String] ?? []
+            let violations = try result.summary?.budget?.violations ?? []
             #expect(violations.count == 1 && violations[0].contains(limit[0]), "\(violations)")
         }
     }
@@ -48,7 +49,7 @@ func scratchFile(_ name: String) -> String {
             "demo", "--format", "json", "--baseline", baseline, "--fail-on-stall", "--", "--stalls", "2",
         ])
         #expect(known.status == 0, "the same stall is known: \(known.stdout)")
-        #expect((known.summary?["budget"] as? [String: Any])?["excusedByBaseline"] as? Int == 2)
+        #expect(try known.summary?.budget?.excusedByBaseline == 2)
         let new = try runStallwatch([
             "demo", "--scenario", "sleep", "--baseline", baseline, "--fail-on-stall", "--", "--stalls", "1",
         ])
@@ -65,13 +66,13 @@ func scratchFile(_ name: String) -> String {
         ])
         #expect(result.status == 124)
         #expect(Date().timeIntervalSince(started) < 15, "stopped at the timeout, not at the stall's end")
-        let records = JSONLines.parse(try String(contentsOfFile: output, encoding: .utf8))
-        let stall = try #require(records.first { $0["event"] as? String == "stall" })
-        #expect(stall["unfinished"] as? Bool == true)
-        #expect((stall["culprit"] as? [String: Any])?["symbol"] as? String == "AccountStore.waitForAccountLock()")
-        let summary = try #require(records.last)
-        #expect(summary["timedOut"] as? Bool == true)
-        #expect(summary["exitStatus"] as? Int == 124)
+        let records = try JSONLines.records(in: try String(contentsOfFile: output, encoding: .utf8))
+        let stall = try #require(records.compactMap(\.stall).first)
+        #expect(stall.unfinished == true)
+        #expect(stall.culprit?.symbol == "AccountStore.waitForAccountLock()")
+        let summary = try #require(records.last?.summary)
+        #expect(summary.timedOut == true)
+        #expect(summary.exitStatus == .value(124))
     }
 
     @Test func junitReportIsValidAndCarriesTheStack() throws {
@@ -116,9 +117,9 @@ func scratchFile(_ name: String) -> String {
         let demo = try #require(childPid(of: process.processIdentifier), "the demo is stallwatch's child")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let records = JSONLines.parse(try String(contentsOfFile: output, encoding: .utf8))
-        let detected = try #require(records.first { $0["event"] as? String == "stall-detected" })
-        #expect(((detected["culprit"] as? [String: Any])?["symbol"] as? String)?.contains("ChecksumEngine") == true)
+        let records = try JSONLines.records(in: try String(contentsOfFile: output, encoding: .utf8))
+        let detected = try #require(records.compactMap(\.detected).first)
+        #expect(detected.culprit?.symbol?.contains("ChecksumEngine") == true)
         // The demo ends with its collector (it would otherwise burn CPU for 30 s more).
         let gone = Date().addingTimeInterval(5)
         while Date() < gone, processState(demo).map({ $0 != "Z" }) == true { usleep(50_000) }
@@ -162,19 +163,19 @@ func xmllintSchemaStatus(of file: String) throws -> Int32 {
     @Test func manyHiccupsFailMaxP99ThoughNoneIsAStall() throws {
         let result = try runStallwatch(["demo", "--scenario", "hiccups", "--format", "json", "--max-p99", "100ms"])
         #expect(result.status == 80, "\(result.stderr)")
-        #expect(result.stalls.isEmpty, "150 ms callouts are not stalls")
-        let periods = try #require(result.summary?["busyPeriods"] as? [String: Any])
-        #expect((periods["p99Ms"] as? Double ?? 0) >= 150)
-        #expect((periods["atLeastThreshold"] as? Int ?? 0) >= 5)
-        let violations = (result.summary?["budget"] as? [String: Any])?["violations"] as? [String] ?? []
+        #expect(try result.stalls.isEmpty, "150 ms callouts are not stalls")
+        let periods = try #require(try result.summary?.busyPeriods)
+        #expect((periods.p99Ms ?? 0) >= 150)
+        #expect((periods.atLeastThreshold ?? 0) >= 5)
+        let violations = try result.summary?.budget?.violations ?? []
         #expect(violations.first?.contains("--max-p99") == true)
     }
 
     @Test func smoothRunPassesMaxP99() throws {
         let result = try runStallwatch(["demo", "--scenario", "baseline", "--format", "json", "--max-p99", "50ms"])
         #expect(result.status == 0, "\(result.stdout)")
-        let periods = try #require(result.summary?["busyPeriods"] as? [String: Any])
-        #expect((periods["count"] as? Int ?? 0) > 50, "every busy period of the run is counted")
-        #expect((periods["p99Ms"] as? Double ?? 100) < 50)
+        let periods = try #require(try result.summary?.busyPeriods)
+        #expect(periods.count > 50, "every busy period of the run is counted")
+        #expect((periods.p99Ms ?? 100) < 50)
     }
 }

@@ -1,5 +1,6 @@
 // The CLI's contract around the workload: exit statuses, errors, where output goes, what is not watched.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 @Suite(.serialized) struct CommandLineTests {
@@ -65,7 +66,7 @@ import Testing
     @Test func workloadWithoutRunLoopIsNamedAtExit() throws {
         let result = try runStallwatch(["run", "--format", "json", "--", "/bin/sh", "-c", "sleep 0.2"])
         #expect(result.status == 0)
-        let warnings = result.summary?["warnings"] as? [String] ?? []
+        let warnings = try result.summary?.warnings ?? []
         #expect(warnings.contains { $0.contains("main run loop never ran") }, "\(warnings)")
         #expect(result.stderr.contains("main run loop never ran"))
     }
@@ -91,10 +92,10 @@ import Testing
             "demo", "--scenario", "cpu", "--format", "json", "--output", path, "--", "--stalls", "1",
         ])
         #expect(result.status == 0)
-        let records = JSONLines.parse(try String(contentsOfFile: path, encoding: .utf8))
-        #expect(records.first?["event"] as? String == "earlier", "--output appends")
-        #expect(records.filter { $0["event"] as? String == "stall" }.count == 1)
-        #expect(records.last?["event"] as? String == "summary")
+        let records = try JSONLines.records(in: try String(contentsOfFile: path, encoding: .utf8))
+        #expect(records.first?.event == "earlier", "--output appends")
+        #expect(records.filter { $0.event == "stall" }.count == 1)
+        #expect(records.last?.event == "summary")
         #expect(!result.stdout.contains("\"event\""), "no report on stdout with --output")
         #expect(result.stderr.contains("stallwatch-demo: stall"), "the workload's stderr passes through")
     }
@@ -106,9 +107,9 @@ import Testing
         let result = try runStallwatch(
             ["demo", "--scenario", "cpu", "--format", "json", "--", "--stalls", "1"], asUser: "nobody")
         #expect(result.status == 0, "\(result.stderr)")
-        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
-        #expect((stall["capture"] as? [String: Any])?["method"] as? String == "ptrace", "a parent may trace its child")
-        #expect(symbols(in: stall).contains { $0.contains("ChecksumEngine.crunchChecksums") })
+        let stall = try #require(try result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        #expect(stall.capture.method == "ptrace", "a parent may trace its child")
+        #expect(stall.symbols.contains { $0.contains("ChecksumEngine.crunchChecksums") })
     }
 
     @Test func fallsBackToInProcessCaptureWhenPtraceIsRefused() throws {
@@ -116,14 +117,14 @@ import Testing
             ["demo", "--scenario", "cpu", "--format", "json", "--", "--stalls", "1", "--forbid-ptrace"],
             asUser: "nobody")
         #expect(result.status == 0, "\(result.stderr)")
-        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
-        let capture = try #require(stall["capture"] as? [String: Any])
-        #expect(capture["method"] as? String == "signal")
-        let note = capture["note"] as? String ?? ""
+        let stall = try #require(try result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        let capture = stall.capture
+        #expect(capture.method == "signal")
+        let note = capture.note ?? ""
         #expect(note.contains("ptrace was not permitted"), "\(note)")
         #expect(note.contains("non-dumpable"), "the advice names the cause: \(note)")
-        #expect(symbols(in: stall).contains { $0.contains("ChecksumEngine.crunchChecksums") }, "\(symbols(in: stall))")
-        #expect(result.stalls.count == 1 && (stall["durationMs"] as? Double ?? 0) > 500)
+        #expect(stall.symbols.contains { $0.contains("ChecksumEngine.crunchChecksums") }, "\(stall.symbols)")
+        #expect(try result.stalls.count == 1 && (stall.durationMs.value ?? 0) > 500)
     }
 }
 
@@ -143,8 +144,8 @@ import Testing
         let output = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 128 + SIGTERM)
-        let summary = JSONLines.parse(output).last
-        #expect(summary?["event"] as? String == "summary")
-        #expect(summary?["exitStatus"] as? Int == Int(128 + SIGTERM))
+        let summary = try JSONLines.records(in: output).last
+        #expect(summary?.event == "summary")
+        #expect(summary?.summary?.exitStatus == .value(Int(128 + SIGTERM)))
     }
 }

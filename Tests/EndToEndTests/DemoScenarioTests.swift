@@ -1,5 +1,6 @@
 // Every demo scenario under the real CLI: the culprit is named, the baseline is quiet, sleeps keep their length.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 /// The stalling scenarios, the function each report must name, the callout it runs in, and what the
@@ -31,42 +32,44 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let truth = result.groundTruth
         #expect(truth.count == 2, "the demo reports its own stalls: \(result.stderr)")
-        #expect(result.stalls.count == 2, "one report per stall: \(result.stdout)")
-        for (stall, actual) in zip(result.stalls, truth) {
-            #expect(symbols(in: stall).contains { $0.contains(culprit) }, "culprit \(culprit) in \(symbols(in: stall))")
-            let culpritSymbol = (stall["culprit"] as? [String: Any])?["symbol"] as? String
+        let stalls = try result.stalls
+        #expect(stalls.count == 2, "one report per stall: \(result.stdout)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.symbols.contains { $0.contains(culprit) }, "culprit \(culprit) in \(stall.symbols)")
+            let culpritSymbol = stall.culprit?.symbol
             #expect(culpritSymbol?.contains(culprit) == true, "the report's culprit is \(culpritSymbol ?? "none")")
-            #expect((stall["capture"] as? [String: Any])?["method"] as? String == "ptrace")
-            #expect(stall["callout"] as? String == expected.callout)
-            let thread = stall["thread"] as? [String: Any]
-            let doing = thread?["verdict"] as? String == "cpuBound" ? "cpuBound" : thread?["blockedOn"] as? String
-            #expect(doing == expected.doing, "thread: \(thread ?? [:])")
-            let samples = stall["samples"] as? [[String: Any]] ?? []
+            #expect(stall.capture.method == "ptrace")
+            #expect(stall.callout == expected.callout)
+            let thread = stall.thread.value
+            let doing = thread?.verdict == "cpuBound" ? "cpuBound" : thread?.blockedOn
+            #expect(doing == expected.doing, "thread: \(thread.map { "\($0)" } ?? "none")")
+            let samples = stall.samples
             #expect(samples.count >= 3, "a 500 ms stall is sampled at 240, 320, 400 ms and after")
             // Stack complete down to the process entry point.
-            #expect(symbols(in: stall).contains { $0 == "_start" || $0.hasPrefix("__libc_start") })
-            let duration = try #require(stall["durationMs"] as? Double)
+            #expect(stall.symbols.contains { $0 == "_start" || $0.hasPrefix("__libc_start") })
+            let duration = try #require(stall.durationMs.value)
             // The report measures from the last run-loop transition before the stall to the first after it;
             // the demo measures inside its callout, so the report is never shorter and only slightly longer.
             #expect(
                 duration >= actual.durationMs - 5 && duration <= actual.durationMs + 30,
                 "reported \(duration) ms, demo measured \(actual.durationMs) ms")
         }
-        let summary = try #require(result.summary)
-        #expect(summary["stalls"] as? Int == 2)
-        #expect(summary["exitStatus"] as? Int == 0)
+        let summary = try #require(try result.summary)
+        #expect(summary.stalls == 2)
+        #expect(summary.exitStatus == .value(0))
     }
 
     @Test func repeatsShareAFingerprintAndTheSummaryNamesTheCulprit() throws {
         let result = try runStallwatch(["demo", "--scenario", "mutex", "--format", "json", "--", "--stalls", "3"])
-        let fingerprints = Set(result.stalls.compactMap { $0["fingerprint"] as? String })
-        #expect(result.stalls.count == 3)
+        let stalls = try result.stalls
+        let fingerprints = Set(stalls.map(\.fingerprint))
+        #expect(stalls.count == 3)
         #expect(fingerprints.count == 1, "the same stall three times: \(fingerprints)")
-        let summary = try #require(result.summary)
-        let top = (summary["topCulprits"] as? [[String: Any]])?.first
-        #expect((top?["symbol"] as? String)?.contains("AccountStore.waitForAccountLock") == true)
-        #expect(top?["stalls"] as? Int == 3)
-        #expect((summary["p95StallMs"] as? Double ?? 0) >= 599)
+        let summary = try #require(try result.summary)
+        let top = summary.topCulprits.first
+        #expect(top?.symbol.contains("AccountStore.waitForAccountLock") == true)
+        #expect(top?.stalls == 3)
+        #expect(summary.p95StallMs >= 599)
     }
 
     @Test func stoppedProcessIsFlaggedNotBlamed() throws {
@@ -77,11 +80,11 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         let result = try runStallwatch([
             "run", "--threshold", "500ms", "--format", "json", "--", "/bin/sh", "-c", script,
         ])
-        let stall = try #require(result.stalls.first, "\(result.stdout)\n\(result.stderr)")
-        let confidence = try #require(stall["confidence"] as? [String: Any])
-        #expect(confidence["level"] as? String == "low")
-        #expect((confidence["watcherLateMs"] as? Double ?? 0) > 500)
-        #expect((confidence["note"] as? String)?.contains("stopped") == true)
+        let stall = try #require(try result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        let confidence = stall.confidence
+        #expect(confidence.level == "low")
+        #expect(confidence.watcherLateMs > 500)
+        #expect(confidence.note?.contains("stopped") == true)
     }
 
     @Test func responsiveModalSessionInAPrivateModeIsNotAStall() throws {
@@ -91,7 +94,7 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let sessions = result.stderr.split(separator: "\n").filter { $0.hasPrefix("stallwatch-demo: modal ") }
         #expect(sessions.count == 2, "the demo ran its modal sessions: \(result.stderr)")
-        #expect(result.stalls.isEmpty, "a nested loop that stays responsive is not a stall: \(result.stdout)")
+        #expect(try result.stalls.isEmpty, "a nested loop that stays responsive is not a stall: \(result.stdout)")
     }
 
     @Test func dispatchMainProgramIsWatchedWithNoFlags() throws {
@@ -100,32 +103,31 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
             "demo", "--scenario", "dispatch-main", "--format", "json", "--", "--stalls", "2", "--duration", "600ms",
         ])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stalls.count == 2, "\(result.stdout)")
-        for (stall, actual) in zip(result.stalls, result.groundTruth) {
-            #expect(stall["activity"] as? String == "mainQueue")
-            #expect(stall["callout"] as? String == "mainQueue")
-            #expect(
-                ((stall["culprit"] as? [String: Any])?["symbol"] as? String)?.contains("SyncEngine.mergeChanges")
-                    == true)
-            #expect(
-                symbols(in: stall).contains { $0.contains("_dispatch_") }, "the worker thread serving the main queue")
+        let stalls = try result.stalls
+        #expect(stalls.count == 2, "\(result.stdout)")
+        for (stall, actual) in zip(stalls, result.groundTruth) {
+            #expect(stall.activity == "mainQueue")
+            #expect(stall.callout == "mainQueue")
+            #expect(stall.culprit?.symbol?.contains("SyncEngine.mergeChanges") == true)
+            #expect(stall.symbols.contains { $0.contains("_dispatch_") }, "the worker thread serving the main queue")
             // A ping is posted up to one threshold after the block began: the length may be short by that much.
-            let duration = try #require(stall["durationMs"] as? Double)
+            let duration = try #require(stall.durationMs.value)
             #expect(
                 duration >= actual.durationMs - 90 && duration <= actual.durationMs + 30,
                 "\(duration) vs \(actual.durationMs)")
         }
-        #expect((result.summary?["watchedPids"] as? [Int])?.count == 1)
-        #expect(!(result.summary?["warnings"] as? [String] ?? []).contains { $0.contains("never ran") })
+        #expect(try result.summary?.watchedPids.count == 1)
+        let warnings = try result.summary?.warnings ?? []
+        #expect(!warnings.contains { $0.contains("never ran") })
     }
 
     @Test func baselineReportsNothing() throws {
         let result = try runStallwatch(["demo", "--scenario", "baseline", "--format", "json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stalls.isEmpty, "no stall in the baseline: \(result.stdout)")
-        let summary = try #require(result.summary)
-        #expect(summary["stalls"] as? Int == 0)
-        #expect((summary["watchedPids"] as? [Int])?.count == 1, "the baseline's run loop was watched")
+        #expect(try result.stalls.isEmpty, "no stall in the baseline: \(result.stdout)")
+        let summary = try #require(try result.summary)
+        #expect(summary.stalls == 0)
+        #expect(summary.watchedPids.count == 1, "the baseline's run loop was watched")
     }
 
     @Test func sleepStallKeepsItsLength() throws {
@@ -135,8 +137,8 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         let truth = try #require(result.groundTruth.first)
         // ptrace capture must not interrupt usleep: a signal-based capture cut it to ~240 ms.
         #expect(truth.durationMs >= 599, "the workload's own 600 ms sleep lasted \(truth.durationMs) ms")
-        let stall = try #require(result.stalls.first)
-        #expect((stall["durationMs"] as? Double ?? 0) >= 599)
+        let stall = try #require(try result.stalls.first)
+        #expect((stall.durationMs.value ?? 0) >= 599)
     }
 
     @Test func textReportNamesTheCulprit() throws {

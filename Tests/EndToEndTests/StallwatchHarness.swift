@@ -1,5 +1,6 @@
 // Runs the real stallwatch executable, as a user would, and parses what it prints.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 /// The built products: the test bundle sits in the same directory as `stallwatch` and `stallwatch-demo`.
@@ -19,22 +20,14 @@ struct RunResult {
     let stderr: String
     let status: Int32
 
-    /// Every JSON record on stdout (the JSON-lines report when `--format json` goes to stdout).
-    var records: [[String: Any]] { JSONLines.parse(stdout) }
-    var stalls: [[String: Any]] { records.filter { $0["event"] as? String == "stall" } }
-    var summary: [String: Any]? { records.last { $0["event"] as? String == "summary" } }
+    /// Every JSON record on stdout (the JSON-lines report when `--format json` goes to stdout). Throws, naming the
+    /// line and the key, if a record does not decode: a key missing or of the wrong type fails the test.
+    var records: [JSONRecord] { get throws { try JSONLines.records(in: stdout) } }
+    var stalls: [StallRecord] { get throws { try records.compactMap(\.stall) } }
+    var summary: SummaryRecord? { get throws { try records.compactMap(\.summary).last } }
 
     /// The demo's own measurements of its stalls, from its stderr.
     var groundTruth: [DemoStall] { stderr.split(separator: "\n").compactMap { DemoStall(line: String($0)) } }
-}
-
-enum JSONLines {
-    static func parse(_ text: String) -> [[String: Any]] {
-        text.split(separator: "\n").compactMap { line in
-            guard line.hasPrefix("{") else { return nil }
-            return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-        }
-    }
 }
 
 /// One line of the demo's ground truth: `stallwatch-demo: stall scenario=cpu index=1 ... duration_ms=601.2`.
@@ -108,10 +101,4 @@ final class DataBox: @unchecked Sendable {
         set { lock.withLock { storage = newValue } }
     }
     var done: Bool { lock.withLock { storage != nil } }
-}
-
-/// Every symbol in a stall record's samples.
-func symbols(in stall: [String: Any]) -> [String] {
-    let samples = stall["samples"] as? [[String: Any]] ?? []
-    return samples.flatMap { ($0["frames"] as? [[String: Any]] ?? []).compactMap { $0["symbol"] as? String } }
 }

@@ -1,5 +1,6 @@
 // Preloading the agent must leave the workload as it was: its exceptions, its runtime, its streams.
 import Foundation
+import StallwatchTestSupport
 import Testing
 
 /// Compiles a small C or C++ program into a fresh temporary directory and returns the directory.
@@ -88,10 +89,10 @@ func runDirectly(_ path: String) throws -> String {
             "\(Products.demo) --scenario mutex --stalls 1 --duration 30s --period 40s & demo=$!; sleep 2; kill -9 $demo"
         let result = try runStallwatch(["run", "--format", "json", "--", "/bin/sh", "-c", script])
         #expect(result.status == 0, "the wrapper shell exits 0: \(result.stderr)")
-        let stall = try #require(result.stalls.first, "\(result.stdout)")
-        #expect(stall["durationMs"] is NSNull)
-        #expect(stall["unfinished"] as? Bool == true)
-        #expect(symbols(in: stall).contains { $0.contains("AccountStore.waitForAccountLock") })
-        #expect(result.summary?["unfinished"] as? Int == 1)
+        let stall = try #require(try result.stalls.first, "\(result.stdout)")
+        #expect(stall.durationMs == .null)
+        #expect(stall.unfinished == true)
+        #expect(stall.symbols.contains { $0.contains("AccountStore.waitForAccountLock") })
+        #expect(try result.summary?.unfinished == 1)
     }
 }

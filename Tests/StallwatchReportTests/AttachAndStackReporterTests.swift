@@ -1,13 +1,14 @@
 // attach's reports (run's records plus how the process was watched) and stack's dump, in text and JSON.
 import Foundation
 import StallwatchCore
+import StallwatchTestSupport
 import Testing
 
 @testable import StallwatchReport
 
-private func object(_ line: String) throws -> [String: Any] {
+private func decode<Record: Decodable>(_ type: Record.Type, _ line: String) throws -> Record {
     #expect(line.hasSuffix("\n") && !line.dropLast().contains("\n"), "one record per line")
-    return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    return try JSONLines.decode(type, from: line)
 }
 
 /// attach's records: the reporters of `run`, given stalls and summaries that say how the process was watched.
@@ -43,35 +44,37 @@ private struct AttachedRendering {
         var reporter = AttachedRendering(json: true, mode: .external, samplingInterval: 80_000_000)
         let line = reporter.render(sampleStall(), startedBeforeAttach: true)
         #expect(line.contains("\"count\":3,\"mode\":\"external\",\"resolutionMs\":80,\"startedBeforeAttach\":true,"))
-        let record = try object(line)
-        #expect(record["activity"] as? String == "unknown", "no run-loop phase is seen from outside")
-        #expect(record["durationMs"] as? Double == 612.3)
-        #expect((record["culprit"] as? [String: Any])?["symbol"] as? String == "DiskCache.waitForSlowDisk()")
+        let record = try decode(StallRecord.self, line)
+        #expect(record.activity == "unknown", "no run-loop phase is seen from outside")
+        #expect(record.durationMs == .value(612.3))
+        #expect(record.culprit?.symbol == "DiskCache.waitForSlowDisk()")
     }
 
     @Test func jsonAgentModeKeepsTheActivityAndHasNoResolution() throws {
         var reporter = AttachedRendering(json: true, mode: .agent, samplingInterval: 80_000_000)
-        let record = try object(reporter.render(sampleStall()))
-        #expect(record["mode"] as? String == "agent")
-        #expect(record["resolutionMs"] is NSNull)
-        #expect(record["startedBeforeAttach"] as? Bool == false)
-        #expect(record["activity"] as? String == "afterWaiting")
+        let record = try decode(StallRecord.self, reporter.render(sampleStall()))
+        #expect(record.mode == "agent")
+        #expect(record.resolutionMs == .null)
+        #expect(record.startedBeforeAttach == false)
+        #expect(record.activity == "afterWaiting")
     }
 
     @Test func jsonSummarySaysHowTheSessionEnded() throws {
         var reporter = AttachedRendering(json: true, mode: .agent, samplingInterval: nil)
         let summary = RunSummary(
             stalls: [sampleStall()], runNanoseconds: 5_000_000_000, watchedPids: [4242], exitStatus: nil, warnings: [])
-        let record = try object(reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2)))
-        #expect(record["event"] as? String == "summary")
-        #expect(record["exitStatus"] is NSNull)
-        #expect(record["mode"] as? String == "agent")
-        #expect(record["pid"] as? Int == 4242)
-        #expect(record["ended"] as? String == "signal")
-        #expect(record["signal"] as? Int == 2)
-        let exited = try object(reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .exited))
-        #expect(exited["ended"] as? String == "exited")
-        #expect(exited["signal"] is NSNull)
+        let record = try decode(
+            SummaryRecord.self, reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .signal(2)))
+        #expect(record.event == "summary")
+        #expect(record.exitStatus == .null)
+        #expect(record.mode == "agent")
+        #expect(record.pid == 4242)
+        #expect(record.ended == "signal")
+        #expect(record.signal == .value(2))
+        let exited = try decode(
+            SummaryRecord.self, reporter.render(summary, pid: 4242, processName: "MyDaemon", ending: .exited))
+        #expect(exited.ended == "exited")
+        #expect(exited.signal == .null)
     }
 
     @Test func textBlockNamesTheModeAndExternalTiming() {
@@ -142,20 +145,20 @@ private struct AttachedRendering {
     }
 
     @Test func jsonIsOneObjectWithEveryThread() throws {
-        let record = try object(JSONLinesReporter(clock: fixedClock).render(stacks()))
-        #expect(record["event"] as? String == "stack")
-        #expect(record["schemaVersion"] as? Int == JSONLinesReporter.schemaVersion)
-        #expect(record["pid"] as? Int == 4242)
-        #expect(record["threadCount"] as? Int == 3)
-        #expect(record["elapsedMs"] as? Double == 18.5)
-        let threads = try #require(record["threads"] as? [[String: Any]])
-        #expect(threads.map { $0["tid"] as? Int } == [4242, 4250])
-        #expect(threads.map { $0["main"] as? Bool } == [true, false])
-        #expect(threads[0]["stoppedMs"] as? Double == 0.21)
-        #expect((threads[1]["threadState"] as? [String: Any])?["syscall"] as? String == "futex")
-        let frames = try #require(threads[0]["frames"] as? [[String: Any]])
-        #expect(frames[1]["symbol"] as? String == "DiskCache.waitForSlowDisk()")
-        #expect(frames[1]["line"] as? Int == 42)
-        #expect(record["warnings"] as? [String] == ["the program file /app/MyDaemon was replaced"])
+        let record = try decode(StackRecord.self, JSONLinesReporter(clock: fixedClock).render(stacks()))
+        #expect(record.event == "stack")
+        #expect(record.schemaVersion == JSONLinesReporter.schemaVersion)
+        #expect(record.pid == 4242)
+        #expect(record.threadCount == 3)
+        #expect(record.elapsedMs == 18.5)
+        let threads = record.threads
+        #expect(threads.map(\.tid) == [4242, 4250])
+        #expect(threads.map(\.main) == [true, false])
+        #expect(threads[0].stoppedMs == 0.21)
+        #expect(threads[1].threadState?.syscall == "futex")
+        let frames = threads[0].frames
+        #expect(frames[1].symbol == "DiskCache.waitForSlowDisk()")
+        #expect(frames[1].line == 42)
+        #expect(record.warnings == ["the program file /app/MyDaemon was replaced"])
     }
 }

@@ -1,6 +1,7 @@
 // `--fps` in both formats: JSON records per second and per run of dropped frames, text lines and series.
 import Foundation
 import StallwatchCore
+import StallwatchTestSupport
 import Testing
 
 @testable import StallwatchReport
@@ -16,30 +17,30 @@ import Testing
             FrameRateMonitor.DropRecord(
                 begin: 1_200_000_000, end: 1_801_256_000, total: 601_256_000, dropped: 2_084_990_000)))
 
-    func object(_ line: String) throws -> [String: Any] {
+    func decode<Record: Decodable>(_ type: Record.Type, _ line: String) throws -> Record {
         #expect(line.hasSuffix("\n"))
-        return try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return try JSONLines.decode(type, from: line)
     }
 
     @Test func fpsRecordFollowsTheSchema() throws {
         let reporter = JSONLinesReporter(clock: fixedClock)
         let line = reporter.render(reading)
         #expect(line.hasPrefix(#"{"event":"fps","schemaVersion":2,"pid":42,"startedAt":"#))
-        let record = try object(line)
-        #expect(record["seconds"] as? Double == 1.017)
-        #expect(record["fps"] as? Double == 25.6)
-        #expect(record["frames"] as? Int == 26)
-        #expect(record["droppedMs"] as? Double == 2084.99)
-        #expect((record["startedAt"] as? String)?.hasSuffix("Z") == true)
+        let record = try decode(FrameRateRecord.self, line)
+        #expect(record.seconds == 1.017)
+        #expect(record.fps == 25.6)
+        #expect(record.frames == 26)
+        #expect(record.droppedMs == 2084.99)
+        #expect(record.startedAt.hasSuffix("Z"))
     }
 
     @Test func frameDropsRecordFollowsTheSchema() throws {
         let reporter = JSONLinesReporter(clock: fixedClock)
-        let record = try object(reporter.render(drops))
-        #expect(record["event"] as? String == "frame-drops")
-        #expect(record["totalMs"] as? Double == 601.256)
-        #expect(record["droppedMs"] as? Double == 2084.99)
-        #expect(record["endedAt"] as? String != record["startedAt"] as? String)
+        let record = try decode(FrameDropsRecord.self, reporter.render(drops))
+        #expect(record.event == "frame-drops")
+        #expect(record.totalMs == 601.256)
+        #expect(record.droppedMs == 2084.99)
+        #expect(record.endedAt != record.startedAt)
     }
 
     @Test func textShowsDropsAsOneLineAndReadingsNotAtAll() {
@@ -73,9 +74,9 @@ import Testing
 
     @Test func jsonSummaryHasFPSOnlyWithFPS() throws {
         let reporter = JSONLinesReporter(clock: fixedClock)
-        let with = try object(reporter.render(summary(fps: [60, 25.64])))
-        #expect(with["fps"] as? [Double] == [60, 25.6])
-        let without = try object(reporter.render(summary(fps: nil)))
-        #expect(without["fps"] == nil)
+        let with = try decode(SummaryRecord.self, reporter.render(summary(fps: [60, 25.64])))
+        #expect(with.fps == .value([60, 25.6]))
+        let without = try decode(SummaryRecord.self, reporter.render(summary(fps: nil)))
+        #expect(without.fps == .absent)
     }
 }

@@ -1,6 +1,7 @@
 // The text and JSON-lines formats: what a person and a program read about each stall.
 import Foundation
 import StallwatchCore
+import StallwatchTestSupport
 import Testing
 
 @testable import StallwatchReport
@@ -29,49 +30,45 @@ func sampleStall(end: UInt64? = 1_612_300_000) -> StallReport {
 let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
 
 @Suite struct JSONLinesReporterTests {
-    func parse(_ line: String) throws -> [String: Any] {
+    func parse<Record: Decodable>(_ type: Record.Type, _ line: String) throws -> Record {
         #expect(line.hasSuffix("\n"))
         #expect(line.dropLast().contains("\n") == false, "one record per line")
-        let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
-        return try #require(object as? [String: Any])
+        return try JSONLines.decode(type, from: line)
     }
 
     @Test func stallRecordFollowsTheSchema() throws {
         var reporter = JSONLinesReporter(clock: fixedClock)
         let line = reporter.render(sampleStall())
         #expect(line.hasPrefix("{\"event\":\"stall\""))
-        let record = try parse(line)
-        #expect(record["schemaVersion"] as? Int == 2)
-        #expect(record["callout"] as? String == "timer")
-        #expect((record["fingerprint"] as? String)?.count == 16)
-        let confidence = try #require(record["confidence"] as? [String: Any])
-        #expect(confidence["level"] as? String == "high")
-        #expect(record["thread"] is NSNull, "no thread verdict without CPU time or states")
-        #expect(record["durationMs"] as? Double == 612.3)
-        #expect(record["thresholdMs"] as? Double == 80)
-        #expect(record["activity"] as? String == "afterWaiting")
-        #expect(record["unfinished"] as? Bool == false)
-        #expect(record["detectedAfterMs"] as? Double == 240.5)
-        let capture = try #require(record["capture"] as? [String: Any])
-        #expect(capture["method"] as? String == "ptrace")
-        let samples = try #require(record["samples"] as? [[String: Any]])
-        let frames = try #require(samples.first?["frames"] as? [[String: Any]])
+        let record = try parse(StallRecord.self, line)
+        #expect(record.schemaVersion == 2)
+        #expect(record.callout == "timer")
+        #expect(record.fingerprint.count == 16)
+        #expect(record.confidence.level == "high")
+        #expect(record.thread == .null, "no thread verdict without CPU time or states")
+        #expect(record.durationMs == .value(612.3))
+        #expect(record.thresholdMs == 80)
+        #expect(record.activity == "afterWaiting")
+        #expect(record.unfinished == false)
+        #expect(record.detectedAfterMs == 240.5)
+        #expect(record.capture.method == "ptrace")
+        let frames = try #require(record.samples.first?.frames)
         #expect(frames.count == 4)
-        #expect(frames[1]["address"] as? String == "0x550000002000")
-        #expect(frames[1]["offset"] as? String == "0x2000")
-        #expect(frames[1]["image"] as? String == "/app/MyDaemon")
-        #expect(frames[1]["symbol"] as? String == "DiskCache.waitForSlowDisk()")
-        #expect(frames[1]["line"] as? Int == 42)
-        let culprit = try #require(record["culprit"] as? [String: Any])
-        #expect(culprit["symbol"] as? String == "DiskCache.waitForSlowDisk()")
-        #expect((record["startedAt"] as? String)?.hasSuffix("Z") == true)
+        #expect(frames[1].address == "0x550000002000")
+        #expect(frames[1].offset == "0x2000")
+        #expect(frames[1].image == "/app/MyDaemon")
+        #expect(frames[1].symbol == "DiskCache.waitForSlowDisk()")
+        #expect(frames[1].line == 42)
+        let culprit = try #require(record.culprit)
+        #expect(culprit.symbol == "DiskCache.waitForSlowDisk()")
+        #expect(record.startedAt.hasSuffix("Z"))
     }
 
     @Test func unfinishedStallHasNullDuration() throws {
         var reporter = JSONLinesReporter(clock: fixedClock)
-        let record = try parse(reporter.render(sampleStall(end: nil)))
-        #expect(record["durationMs"] is NSNull)
-        #expect(record["unfinished"] as? Bool == true)
+        let record = try parse(StallRecord.self, reporter.render(sampleStall(end: nil)))
+        #expect(record.durationMs == .null)
+        #expect(record.unfinished == true)
     }
 
     @Test func summaryRecord() throws {
@@ -81,16 +78,16 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         var reporter = JSONLinesReporter(clock: fixedClock)
         let line = reporter.render(summary)
         #expect(line.hasPrefix("{\"event\":\"summary\""))
-        let record = try parse(line)
-        #expect(record["stalls"] as? Int == 2)
-        #expect(record["unfinished"] as? Int == 1)
-        #expect(record["totalStallMs"] as? Double == 612.3)
-        #expect(record["exitStatus"] as? Int == 0)
-        #expect(record["warnings"] as? [String] == ["something to know"])
-        #expect(record["medianStallMs"] as? Double == 612.3)
-        let culprits = try #require(record["topCulprits"] as? [[String: Any]])
-        #expect(culprits.first?["symbol"] as? String == "DiskCache.waitForSlowDisk()")
-        #expect(culprits.first?["stalls"] as? Int == 2)
+        let record = try parse(SummaryRecord.self, line)
+        #expect(record.stalls == 2)
+        #expect(record.unfinished == 1)
+        #expect(record.totalStallMs == 612.3)
+        #expect(record.exitStatus == .value(0))
+        #expect(record.warnings == ["something to know"])
+        #expect(record.medianStallMs == 612.3)
+        let culprits = record.topCulprits
+        #expect(culprits.first?.symbol == "DiskCache.waitForSlowDisk()")
+        #expect(culprits.first?.stalls == 2)
     }
 
     @Test func stringsAreEscaped() {

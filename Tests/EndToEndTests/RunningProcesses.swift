@@ -1,0 +1,138 @@
+// Processes an end-to-end test starts and keeps running while it acts on them: a demo to attach to, stallwatch itself
+// when a test signals it mid-run, and a C program that spins for ever.
+import Foundation
+import Testing
+
+/// A `stallwatch-demo` started directly (not under stallwatch), as a process someone wants to attach to.
+final class RunningDemo: @unchecked Sendable {
+    let process = Process()
+    private let stderr = DataBox()
+    private let lines = LineBox()
+
+    /// - Parameters:
+    ///   - listening: preload the agent with `STALLWATCH_LISTEN=1`, so `attach` finds it.
+    init(_ arguments: [String], listening: Bool = false) throws {
+        process.executableURL = URL(fileURLWithPath: Products.demo)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "LD_PRELOAD")
+        if listening {
+            environment["LD_PRELOAD"] = Products.directory + "/libStallwatchAgent.so"
+            environment["STALLWATCH_LISTEN"] = "1"
+        }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let lines = self.lines
+        let box = stderr
+        Thread.detachNewThread {
+            var data = Data()
+            let handle = pipe.fileHandleForReading
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                data.append(chunk)
+                lines.set(String(decoding: data, as: UTF8.self))
+            }
+            box.data = data
+        }
+        // The banner comes once the scenario is armed; the listening agent is up before main() runs.
+        try #require(waitFor({ self.stderrText.contains("pid=") }, timeout: 10), "the demo did not start")
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var stderrText: String { lines.get() }
+    var groundTruth: [DemoStall] { stderrText.split(separator: "\n").compactMap { DemoStall(line: String($0)) } }
+
+    /// The main thread's state letter, or nil once the process is gone.
+    var mainThreadState: Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(close, offsetBy: 2)]
+    }
+
+    /// CPU time of the main thread so far, in nanoseconds.
+    var mainThreadCPU: UInt64 {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/schedstat", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").first.flatMap { UInt64($0) } ?? 0
+    }
+
+    func kill(_ signal: Int32 = SIGKILL) {
+        if process.isRunning { Glibc.kill(pid, signal) }
+    }
+
+    func waitForExit() {
+        process.waitUntilExit()
+        while !stderr.done { usleep(1000) }
+    }
+
+    deinit {
+        kill()
+        process.waitUntilExit()
+    }
+}
+
+final class LineBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func set(_ value: String) { lock.withLock { text = value } }
+    func get() -> String { lock.withLock { text } }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass.
+func waitFor(_ condition: () -> Bool, timeout: TimeInterval) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// Starts stallwatch without waiting for it, for tests that signal it mid-run.
+final class RunningStallwatch: @unchecked Sendable {
+    let process = Process()
+    private let out = DataBox()
+    private let err = DataBox()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = arguments
+        let stdoutPipe = Pipe()
+        let stderrPipe = Pipe()
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let out = self.out
+        let err = self.err
+        Thread.detachNewThread { out.data = stdoutPipe.fileHandleForReading.readDataToEndOfFile() }
+        Thread.detachNewThread { err.data = stderrPipe.fileHandleForReading.readDataToEndOfFile() }
+    }
+
+    /// Waits up to `timeout` seconds for stallwatch to exit; nil if it did not.
+    func result(timeout: TimeInterval) -> RunResult? {
+        guard waitFor({ !process.isRunning }, timeout: timeout) else {
+            process.terminate()
+            return nil
+        }
+        process.waitUntilExit()
+        while !out.done || !err.done { usleep(1000) }
+        return RunResult(
+            stdout: String(decoding: out.data, as: UTF8.self), stderr: String(decoding: err.data, as: UTF8.self),
+            status: process.terminationStatus)
+    }
+}
+
+/// A C program whose main thread spins in `function` for ever.
+func spinningProgram(_ function: String) -> String {
+    """
+    #include <stdio.h>
+    __attribute__((noinline)) static unsigned long \(function)(unsigned long state) {
+        while (state != 42) { state = state * 6364136223846793005UL + 1442695040888963407UL; }
+        return state;
+    }
+    int main(int argc, char **argv) { printf("%lu\\n", \(function)((unsigned long)argc)); return 0; }
+    """
+}

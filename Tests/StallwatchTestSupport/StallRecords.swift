@@ -1,0 +1,118 @@
+// The stall records of stallwatch's JSON lines (README, "JSON lines"), as tests read them: `stall`,
+// `stall-detected`, and the frames, samples and thread states inside them.
+//
+// Every key is decoded with its JSON type, so a key of the wrong type fails the test that decodes it. Keys the
+// reporters always write are non-optional (a missing one fails too); keys they may write as null are optional;
+// `Nullable` where a test tells null from absent, or where only `stallwatch attach` writes the key.
+
+/// A frame: one return address (frame 0: the interrupted instruction) and what it was resolved to.
+public struct FrameRecord: Decodable, Equatable, Sendable {
+    /// Hex string (`0x…`), in the watched process.
+    public let address: String
+    /// Path of the ELF file, or `[vdso]`.
+    public let image: String?
+    /// Hex string: `address` minus the image's load base.
+    public let offset: String?
+    /// Demangled.
+    public let symbol: String?
+    public let file: String?
+    public let line: Int?
+    public let column: Int?
+    /// Inlined into the next frame, at the same address.
+    public let inlined: Bool
+}
+
+/// `threadState` of a sample or a stack's thread: from `/proc/…/stat`, `syscall` and `wchan`.
+public struct ThreadStateRecord: Decodable, Equatable, Sendable {
+    /// The state letter (`R`, `S`, `D`, `T`, …).
+    public let state: String
+    public let syscall: String?
+    public let waitChannel: String?
+}
+
+/// One sample of a stall: the main thread's stack at one moment.
+public struct SampleRecord: Decodable, Equatable, Sendable {
+    public let capturedAfterMs: Double
+    /// How long the thread was stopped (ptrace only).
+    public let stoppedMs: Double?
+    public let threadState: ThreadStateRecord?
+    public let frames: [FrameRecord]
+}
+
+/// `capture`: how the stall's stacks were taken.
+public struct CaptureRecord: Decodable, Equatable, Sendable {
+    /// `ptrace`, `signal` or `none`.
+    public let method: String
+    public let note: String?
+}
+
+/// `thread`: what the main thread did during the stall.
+public struct ThreadVerdictRecord: Decodable, Equatable, Sendable {
+    /// `cpuBound`, `blocked` or `mixed`.
+    public let verdict: String
+    public let cpuPercent: Double?
+    /// `lock`, `sleep`, `io`, `child`, `other`.
+    public let blockedOn: String?
+}
+
+/// `confidence`: whether the watcher woke on time.
+public struct ConfidenceRecord: Decodable, Equatable, Sendable {
+    /// `high` or `low`.
+    public let level: String
+    public let watcherLateMs: Double
+    public let note: String?
+}
+
+/// `{"event":"stall", ...}`: one stall, written when it ends (or, unfinished, when the run or session ends).
+public struct StallRecord: Decodable, Equatable, Sendable {
+    public let event: String
+    public let schemaVersion: Int
+    public let id: Int
+    public let pid: Int
+    public let tid: Int
+    public let process: String
+    public let startedAt: String
+    public let startMonotonicMs: Double
+    /// `.null` while unfinished.
+    public let durationMs: Nullable<Double>
+    public let unfinished: Bool
+    public let thresholdMs: Double
+    public let count: Int
+    /// `stallwatch attach` only: `agent` or `external`.
+    public let mode: String?
+    /// `stallwatch attach` only: the sampling interval in external mode, `.null` through the agent.
+    public let resolutionMs: Nullable<Double>
+    /// `stallwatch attach` only.
+    public let startedBeforeAttach: Bool?
+    public let activity: String
+    public let callout: String?
+    public let fingerprint: String
+    public let detectedAfterMs: Double
+    public let capture: CaptureRecord
+    public let culprit: FrameRecord?
+    /// `.null` without CPU time or thread states.
+    public let thread: Nullable<ThreadVerdictRecord>
+    public let confidence: ConfidenceRecord
+    public let samples: [SampleRecord]
+
+    /// Every symbol in the stall's samples, in order.
+    public var symbols: [String] { samples.flatMap { $0.frames.compactMap(\.symbol) } }
+}
+
+/// `{"event":"stall-detected", ...}`: a stall's identity and first sample, written the moment it is detected.
+public struct DetectedRecord: Decodable, Equatable, Sendable {
+    public let event: String
+    public let schemaVersion: Int
+    public let id: Int
+    public let pid: Int
+    public let tid: Int
+    public let process: String
+    public let startedAt: String
+    public let startMonotonicMs: Double
+    public let detectedAfterMs: Double
+    public let activity: String
+    public let callout: String?
+    public let fingerprint: String
+    public let culprit: FrameRecord?
+    public let samples: [SampleRecord]
+}
