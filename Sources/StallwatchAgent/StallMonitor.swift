@@ -207,6 +207,7 @@ final class HandlerSink: StallSink {
 
     private func deliver(_ stall: StallAssembler) {
         let report = stall.report
-        handler(stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))
+        handler(
+            stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))
     }
 }

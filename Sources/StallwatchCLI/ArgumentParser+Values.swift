@@ -128,7 +128,7 @@ extension ArgumentParser {
     private static func bounded(
         _ value: String, within nanoseconds: ClosedRange<UInt64>, invalid: (String) -> UsageError
     ) throws(UsageError) -> Duration {
-        let range = Duration.nanoseconds(nanoseconds.lowerBound) ... Duration.nanoseconds(nanoseconds.upperBound)
+        let range = Duration.nanoseconds(nanoseconds.lowerBound)...Duration.nanoseconds(nanoseconds.upperBound)
         switch DurationParser.parse(value) {
         case .failure(let failure): throw invalid(": \(failure)")
         case .success(let duration) where !range.contains(duration):

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchSystem
 
 /// The stall fingerprints an earlier `--format json` report recorded: stalls CI already knows about.
 enum BaselineFile {
@@ -25,7 +26,7 @@ enum BaselineFile {
     /// record at all is almost certainly the wrong file, and is refused.
     static func fingerprints(at path: String) throws(Failure) -> Set<String> {
         guard let data = FileBytes.read(path) else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            throw .unreadable(path: path, reason: SystemError.describe(errno))
         }
         var fingerprints: Set<String> = []
         var records = 0

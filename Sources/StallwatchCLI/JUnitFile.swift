@@ -3,18 +3,18 @@ import FoundationEssentials
 import Glibc
 import StallwatchCollector
 import StallwatchCore
+import StallwatchSystem
 
 enum JUnitFile {
     /// Fails with the `--output` exit status if the file cannot be created or replaced.
     static func checkWritable(_ path: String) throws(StallwatchError) {
         let existed = FileManager.default.fileExists(atPath: path)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
+        do {
+            close(try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) })
+        } catch {
             throw StallwatchError(
-                message: "cannot create --junit file '\(path)': \(String(cString: strerror(errno)))",
-                exitCode: ExitCode.cannotCreateOutput)
+                message: "cannot create --junit file '\(path)': \(error.reason)", exitCode: ExitCode.cannotCreateOutput)
         }
-        close(descriptor)
         if !existed { unlink(path) }
     }
 

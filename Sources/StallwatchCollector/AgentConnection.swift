@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchSystem
 
 /// Connects `stallwatch attach` to a process's listening agent.
 enum AgentConnection {
@@ -43,7 +44,7 @@ enum AgentConnection {
                 guard error.refusal else {
                     throw Failure(
                         reason:
-                            "the agent's socket closed before the attach request: \(String(cString: strerror(sendError)))"
+                            "the agent's socket closed before the attach request: \(SystemError.describe(sendError))"
                     )
                 }
                 throw error
@@ -102,10 +103,9 @@ enum AgentConnection {
 
     /// Waits for the agent's first message: `loaded` (left queued for the collector) or `refused` (its reason).
     private static func awaitWelcome(_ descriptor: Int32) throws(Failure) {
-        var pending = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        var ready: Int32
-        repeat { ready = poll(&pending, 1, answerTimeoutMilliseconds) } while ready < 0 && errno == EINTR
-        guard ready > 0 else {
+        let ready = try? FileDescriptor.wait(
+            for: Int16(POLLIN), on: descriptor, milliseconds: answerTimeoutMilliseconds)
+        guard let ready, ready != 0 else {
             throw Failure(reason: "the agent did not answer within \(answerTimeoutMilliseconds) ms")
         }
         var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
@@ -131,5 +131,5 @@ enum AgentConnection {
         return environment
     }
 
-    private static func errorText() -> String { String(cString: strerror(errno)) }
+    private static func errorText() -> String { SystemError.describe(errno) }
 }

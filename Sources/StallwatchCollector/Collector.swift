@@ -147,7 +147,8 @@ final class Collector {
         case .stallBegan(let pid, let tid, let onset):
             var stall = StallCapturer.OpenStall(
                 assembler: StallAssembler(
-                    onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid), settings: settings,
+                    onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid),
+                    settings: settings,
                     captureMethod: .ptrace))
             stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)

@@ -96,7 +96,9 @@ enum PtraceDiagnosis {
     /// it in a container or under a debugger).
     static func refusal(errno code: Int32, pid: Int32) -> String {
         let advice =
-            ProcStatus(pid: pid).flatMap { obstacle(pid: pid, name: ThreadInspector.processName(pid: pid), status: $0) }?
+            ProcStatus(pid: pid).flatMap {
+                obstacle(pid: pid, name: ThreadInspector.processName(pid: pid), status: $0)
+            }?
             .advice
             ?? "in a container, add the SYS_PTRACE capability (docker run --cap-add SYS_PTRACE); a debugger or tracer"
             + " already attached also prevents it"

@@ -3,6 +3,7 @@ import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchSystem
 
 /// Blocks the signals the collector handles and reads them from a `signalfd`, so the poll loop handles
 /// them in order with everything else, with no async-signal-safety concerns.
@@ -20,11 +21,11 @@ final class SignalChannel {
         sigemptyset(&mask)
         for signal in Self.forwarded + [SIGCHLD] { sigaddset(&mask, signal) }
         pthread_sigmask(SIG_BLOCK, &mask, &previousMask)
-        let descriptor = sw_signalfd_create(&mask)
-        guard descriptor >= 0 else {
-            throw .internalError("cannot create a signalfd: \(String(cString: strerror(errno)))")
+        do {
+            descriptor = try Syscall.call("signalfd") { sw_signalfd_create(&mask) }
+        } catch {
+            throw .internalError("cannot create a signalfd: \(error.reason)")
         }
-        self.descriptor = descriptor
         // A reader that closes our stdout must not kill stallwatch while the workload runs.
         signal(SIGPIPE, SIG_IGN)
     }

@@ -65,7 +65,8 @@ public enum StackCapture {
                 case .permissionDenied(let code):
                     return .failure(
                         StallwatchError(
-                            message: PtraceDiagnosis.refusal(errno: code, pid: pid), exitCode: ExitCode.permissionDenied))
+                            message: PtraceDiagnosis.refusal(errno: code, pid: pid), exitCode: ExitCode.permissionDenied
+                        ))
                 case .failed(let reason):
                     captured.append((tid, name, state, nil, "no stack: \(reason)"))
                 }

@@ -142,4 +142,3 @@ public struct ProcessImages: @unchecked Sendable {
         return nil
     }
 }
-

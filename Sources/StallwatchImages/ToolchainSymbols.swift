@@ -30,7 +30,9 @@ public struct ToolchainSymbols: SymbolSource {
                 results[group] = Self.name(groups[group].map { lookups[$0] }, images: images)
             }
         } else {
-            for group in groups.indices { results[group] = Self.name(groups[group].map { lookups[$0] }, images: images) }
+            for group in groups.indices {
+                results[group] = Self.name(groups[group].map { lookups[$0] }, images: images)
+            }
         }
         var named: [[Frame]] = lookups.map { [$0.bareFrame] }
         for (group, indices) in groups.enumerated() {

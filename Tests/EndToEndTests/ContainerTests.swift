@@ -29,7 +29,8 @@ import Testing
         var running = false
         for _ in 0..<100 where !running {
             usleep(20_000)
-            let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(container.processIdentifier)/exe")
+            let exe = try? FileManager.default.destinationOfSymbolicLink(
+                atPath: "/proc/\(container.processIdentifier)/exe")
             running = exe == inside
         }
         try #require(running, "the program started inside its namespace")

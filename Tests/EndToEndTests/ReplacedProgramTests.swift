@@ -30,7 +30,8 @@ import Testing
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("was replaced or deleted after pid \(running.processIdentifier) started"))
         let frame = try #require(
-            result.stdout.split(separator: "\n").first { $0.contains("spin_before_upgrade") }, "stack: \(result.stdout)")
+            result.stdout.split(separator: "\n").first { $0.contains("spin_before_upgrade") }, "stack: \(result.stdout)"
+        )
         #expect(frame.contains("at program.c:"), "named from the running copy: \(frame)")
         #expect(!result.stdout.contains("spin_after_upgrade"), "stack: \(result.stdout)")
         #expect(result.stdout.contains(" main ") && result.stdout.contains("_start"), "complete: \(result.stdout)")

@@ -1,10 +1,10 @@
+import CStallwatchAgentSupport
+import Foundation
+import Glibc
+import StallwatchCore
 // In-process capture (CStallwatchAgentSupport): a signal to a thread of this test process, whose
 // handler unwinds itself with the dlopen'ed libunwind.
 import StallwatchTestSupport
-import CStallwatchAgentSupport
-import Foundation
-import StallwatchCore
-import Glibc
 import Synchronization
 import Testing
 

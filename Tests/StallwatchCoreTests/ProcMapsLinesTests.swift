@@ -13,9 +13,10 @@ import Testing
         """.utf8)
 
     @Test func findsTheLinesWithAnEnding() {
-        #expect(ProcMapsLines.ending(with: "[vdso]", in: maps) == [
-            "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]"
-        ])
+        #expect(
+            ProcMapsLines.ending(with: "[vdso]", in: maps) == [
+                "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]"
+            ])
         let deleted = ProcMapsLines.ending(with: " (deleted)", in: maps)
         #expect(deleted.count == 2 && deleted[0].contains("libold.so") && deleted[1].contains("libgone.so"))
         #expect(ProcMapsLines.ending(with: "[heap]", in: maps).isEmpty)
@@ -23,8 +24,9 @@ import Testing
     }
 
     @Test func readsALinesRange() {
-        #expect(ProcMapsLines.range(of: "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0 [vdso]")
-            == 0x7ffd_5a1f_4000..<0x7ffd_5a1f_6000)
+        #expect(
+            ProcMapsLines.range(of: "7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0 [vdso]")
+                == 0x7ffd_5a1f_4000..<0x7ffd_5a1f_6000)
         #expect(ProcMapsLines.range(of: "garbage") == nil)
         #expect(ProcMapsLines.range(of: "2000-1000 r-xp") == nil)
     }
@@ -39,12 +41,13 @@ import Testing
             7f00001f5000-7f00001f6000 rw-p 00000000 00:00 0
             7ffd5a1f4000-7ffd5a1f6000 r-xp 00000000 00:00 0      [vdso]
             """.utf8)
-        #expect(ProcMapsLines.executableFiles(in: text) == [
-            MappedCode(path: "/opt/app/nopie", start: 0x40_1000, end: 0x40_2000, base: 0x40_0000),
-            MappedCode(
-                path: "/usr/lib/x86_64-linux-gnu/libc.so.6", start: 0x7f00_0002_8000, end: 0x7f00_0019_d000,
-                base: 0x7f00_0000_0000),
-        ])
+        #expect(
+            ProcMapsLines.executableFiles(in: text) == [
+                MappedCode(path: "/opt/app/nopie", start: 0x40_1000, end: 0x40_2000, base: 0x40_0000),
+                MappedCode(
+                    path: "/usr/lib/x86_64-linux-gnu/libc.so.6", start: 0x7f00_0002_8000, end: 0x7f00_0019_d000,
+                    base: 0x7f00_0000_0000),
+            ])
     }
 
     /// The same file mapped whole by a reader (libelf opening libc.so.6, say) lower in memory, or twice loaded: each

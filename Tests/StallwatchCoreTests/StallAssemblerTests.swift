@@ -4,7 +4,8 @@ import Testing
 @testable import StallwatchCore
 
 @Suite struct StallAssemblerTests {
-    let onset = StallOnset(identifier: 4, phase: .afterWaiting, start: 1_000_000_000, detectedAt: 1_240_000_000, sequence: 9)
+    let onset = StallOnset(
+        identifier: 4, phase: .afterWaiting, start: 1_000_000_000, detectedAt: 1_240_000_000, sequence: 9)
 
     func assembler(method: CaptureMethod = .ptrace) -> StallAssembler {
         StallAssembler(

@@ -44,7 +44,8 @@ private func compileUnit(children: [UInt8] = []) -> [UInt8] {
 
 /// A DWARF 4 line program for file a.c: one row at 0x1000, the sequence ending at 0x1100.
 private func lineProgram(program: [UInt8]? = nil, headerLength: UInt32? = nil) -> [UInt8] {
-    let fields: [UInt8] = [1, 1, 1, 0xfb, 14, 13] + [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1] + [0] + Array("a.c".utf8)
+    let fields: [UInt8] =
+        [1, 1, 1, 0xfb, 14, 13] + [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1] + [0] + Array("a.c".utf8)
         + [0, 0, 0, 0] + [0]
     let instructions =
         program ?? ([0, 9, 2] + bytes(UInt64(0x1000)) + [1] + [2] + uleb(0x100) + [0, 1, 1])

@@ -1,10 +1,10 @@
+import CStallwatchElf
+import Foundation
+import StallwatchCore
 // The built-in DWARF reader against llvm-symbolizer, the oracle: the same functions, inlined frames, files, lines and
 // columns for addresses throughout real binaries from gcc, clang and swiftc, DWARF 4 and 5, compressed or not. And
 // damaged DWARF must make it give up (throw), never trap.
 import StallwatchImages
-import CStallwatchElf
-import Foundation
-import StallwatchCore
 import Testing
 
 @testable import StallwatchSymbols
@@ -115,7 +115,8 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
     /// This test bundle: a large SwiftPM debug build, hundreds of units, Swift's DWARF 4 beside C modules' DWARF 5.
     @Test func answersAsLLVMSymbolizerDoesOnThisTestBundle() throws {
         let maps = try #require(FileBytes.text("/proc/self/maps"))
-        let line = try #require(maps.split(separator: "\n").first { $0.contains("PackageTests") }, "the bundle is mapped")
+        let line = try #require(
+            maps.split(separator: "\n").first { $0.contains("PackageTests") }, "the bundle is mapped")
         let bundle = String(line[try #require(line.firstIndex(of: "/"))...])
         let all = try functionOffsets(in: bundle)
         // About 600 addresses, from all over the binary.
@@ -131,7 +132,9 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
         let symbolizer = try #require(LLVMSymbolizer.locate(environment: [:]), "the toolchain has llvm-symbolizer")
         // Both ways of naming: the interrupted instruction itself, and the call before a return address.
         let lookups = offsets.flatMap { offset in
-            [true, false].map { SymbolLookup(address: 0x5000_0000 + offset, image: binary, offset: offset, interrupted: $0) }
+            [true, false].map {
+                SymbolLookup(address: 0x5000_0000 + offset, image: binary, offset: offset, interrupted: $0)
+            }
         }
         let images = ProcessImages.captureCurrentProcess()
         let ours = ElfImageReader().frames(for: lookups, images: images)
@@ -145,7 +148,9 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
             // Where llvm-symbolizer names nothing, the reader gives the bare frame.
             let (mine, expected) = (ours[index] ?? [], theirs[index] ?? [lookup.bareFrame])
             if covered[index] {
-                if mine != expected { differences.append("0x\(String(lookup.namedOffset, radix: 16)): \(mine) vs \(expected)") }
+                if mine != expected {
+                    differences.append("0x\(String(lookup.namedOffset, radix: 16)): \(mine) vs \(expected)")
+                }
             } else if let symbol = mine.last?.symbol, symbol != expected.last?.symbol {
                 // Start-up code without DWARF: both name it from the symbol table (llvm-symbolizer also guesses the
                 // size of unsized symbols and adds STT_FILE names; the reader does as for images without DWARF).
@@ -192,7 +197,10 @@ func functionOffsets(in binary: String) throws -> [UInt64] {
                 if round % 4 == 0 {
                     bytes.removeLast(Int.random(in: 1...bytes.count, using: &generator))
                 } else {
-                    for _ in 0..<3 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+                    for _ in 0..<3 {
+                        bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                            in: 0...255, using: &generator)
+                    }
                 }
                 damaged[name] = bytes
             }

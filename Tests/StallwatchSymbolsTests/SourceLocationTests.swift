@@ -1,9 +1,9 @@
-// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
-import StallwatchTestSupport
-import StallwatchImages
 import Foundation
 import StallwatchCore
+import StallwatchImages
 import StallwatchSymbols
+// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
+import StallwatchTestSupport
 import StallwatchUnwind
 import Testing
 

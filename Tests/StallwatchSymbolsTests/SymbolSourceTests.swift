@@ -37,10 +37,12 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
 
     /// binutils' reading of a dynamic symbol: its address in the file, as the oracle for ours.
     func dynamicSymbolValue(_ function: String, in library: String) throws -> UInt64 {
-        let listing = HelperProcess.run("/usr/bin/readelf", arguments: ["-Ws", "--dyn-syms", library], environment: [], input: "")
+        let listing = HelperProcess.run(
+            "/usr/bin/readelf", arguments: ["-Ws", "--dyn-syms", library], environment: [], input: "")
         for line in try #require(listing, "readelf ran").split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 8, fields[3] == "FUNC", fields[7].split(separator: "@").first.map(String.init) == function
+            guard fields.count >= 8, fields[3] == "FUNC",
+                fields[7].split(separator: "@").first.map(String.init) == function
             else { continue }
             return try #require(UInt64(fields[1], radix: 16))
         }
@@ -50,13 +52,16 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
 
     /// Functions exported by libc and by the toolchain's libFoundation (which holds CoreFoundation), a few bytes in;
     /// `sigsuspend` has aliases (`__sigsuspend`, and `__GI___sigsuspend` in the debug file): the public name wins.
-    @Test(arguments: [("qsort", "libc.so.6"), ("sigsuspend", "libc.so.6"), ("CFRunLoopRunSpecific", "libFoundation.so")])
+    @Test(arguments: [
+        ("qsort", "libc.so.6"), ("sigsuspend", "libc.so.6"), ("CFRunLoopRunSpecific", "libFoundation.so"),
+    ])
     func namesAnExportedFunctionFromItsTable(function: String, library: String) throws {
         let path = try loadedLibrary(named: library)
         // Shared objects are linked at 0: the symbol's value is its offset from the load base.
         let offset = try dynamicSymbolValue(function, in: path) + 4
         let lookup = SymbolLookup(address: 0x7000_0000_0000 + offset, image: path, offset: offset, interrupted: true)
-        let frames = ElfImageReader(readsDwarf: false).frames(for: [lookup], images: ProcessImages.captureCurrentProcess())
+        let frames = ElfImageReader(readsDwarf: false).frames(
+            for: [lookup], images: ProcessImages.captureCurrentProcess())
         let frame = try #require(frames.first??.first, "named by the tables")
         #expect(frame.symbol == function)
         #expect(frame.address == lookup.address && frame.file == nil && !frame.inlined)
@@ -85,8 +90,10 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         let interrupted = SymbolLookup(address: 1, image: "/bin/app", offset: 0x1235, interrupted: true)
         #expect(LLVMSymbolizer.query(for: interrupted) == "\"/bin/app\" 0x1235\n")
         // Paths a query line cannot carry are left to the next source.
-        #expect(LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "/a\"b", offset: 1, interrupted: true)) == nil)
-        #expect(LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "[heap]", offset: 1, interrupted: true)) == nil)
+        #expect(
+            LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "/a\"b", offset: 1, interrupted: true)) == nil)
+        #expect(
+            LLVMSymbolizer.query(for: SymbolLookup(address: 1, image: "[heap]", offset: 1, interrupted: true)) == nil)
     }
 
     @Test func readsInlinedFramesInnermostFirst() throws {
@@ -108,7 +115,8 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
     @Test func whatItCannotNameGoesToTheNextSource() throws {
         let error = #"{"Address":"0x1234","Error":{"Message":"No such file or directory"},"ModuleName":"/bin/app"}"#
         #expect(LLVMSymbolizer.frames(fromAnswer: Substring(error), for: lookup) == nil)
-        let unknown = #"{"Address":"0x1234","ModuleName":"/bin/app","Symbol":[{"FileName":"","FunctionName":"??","Line":0}]}"#
+        let unknown =
+            #"{"Address":"0x1234","ModuleName":"/bin/app","Symbol":[{"FileName":"","FunctionName":"??","Line":0}]}"#
         #expect(LLVMSymbolizer.frames(fromAnswer: Substring(unknown), for: lookup) == nil)
         #expect(LLVMSymbolizer.frames(fromAnswer: "not json", for: lookup) == nil)
     }
@@ -137,8 +145,9 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         try FileManager.default.createSymbolicLink(atPath: links + "/swift", withDestinationPath: toolchain + "/swift")
         let candidates = LLVMSymbolizer.candidates(path: "\(older):\(links)", runtimeDirectory: nil)
         let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-        #expect(found.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
-            == URL(fileURLWithPath: toolchain + "/llvm-symbolizer").resolvingSymlinksInPath().path, "\(candidates)")
+        #expect(
+            found.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
+                == URL(fileURLWithPath: toolchain + "/llvm-symbolizer").resolvingSymlinksInPath().path, "\(candidates)")
         // Without a swift on PATH, the first llvm-symbolizer there.
         #expect(LLVMSymbolizer.candidates(path: older, runtimeDirectory: nil) == [older + "/llvm-symbolizer"])
     }
@@ -171,8 +180,9 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
     /// A helper that hangs is killed at its deadline: the collector calling it must never wait for ever.
     @Test func aHungHelperIsKilledAtItsDeadline() {
         let started = ContinuousClock.now
-        #expect(HelperProcess.run("/bin/sleep", arguments: ["30"], environment: [], input: "", deadline: .milliseconds(300))
-            == nil)
+        #expect(
+            HelperProcess.run("/bin/sleep", arguments: ["30"], environment: [], input: "", deadline: .milliseconds(300))
+                == nil)
         // Generous: the point is that it returns long before the helper would have ended by itself.
         #expect(ContinuousClock.now - started < .seconds(20))
     }

@@ -1,8 +1,8 @@
+import Foundation
+import Glibc
+import StallwatchCore
 // Remote capture against real child processes: stacks, the stop it causes, the vDSO, the errors.
 import StallwatchTestSupport
-import Foundation
-import StallwatchCore
-import Glibc
 import StallwatchUnwind
 import Testing
 

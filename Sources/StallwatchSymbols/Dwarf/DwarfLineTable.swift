@@ -34,9 +34,10 @@ struct DwarfLineTable {
     init(at offset: UInt64, unit: DwarfUnit, index: DwarfUnitIndex) throws(DwarfError) {
         let sections = index.sections
         self.sections = sections
-        compilationDirectory = try unit.compilationDirectory.flatMap { value throws(DwarfError) in
-            try index.string(value, in: unit)
-        } ?? ""
+        compilationDirectory =
+            try unit.compilationDirectory.flatMap { value throws(DwarfError) in
+                try index.string(value, in: unit)
+            } ?? ""
         var cursor = try sections.line.cursor(at: Int(clamping: offset))
         let (length, offsetSize) = try cursor.unitLength()
         programEnd = try cursor.end(after: length)
@@ -218,7 +219,8 @@ struct DwarfLineTable {
                 row.address &+= (UInt64(255 - opcodeBase) / lineRange) &* minimumInstructionLength
             case 9: row.address &+= UInt64(try cursor.u16())  // fixed_advance_pc
             default:  // negate_stmt, basic_block, prologue_end, epilogue_begin, set_isa, or unknown: skip operands
-                let operands = Int(opcode) - 1 < standardOpcodeLengths.count ? standardOpcodeLengths[Int(opcode) - 1] : 0
+                let operands =
+                    Int(opcode) - 1 < standardOpcodeLengths.count ? standardOpcodeLengths[Int(opcode) - 1] : 0
                 for _ in 0..<operands { _ = try cursor.uleb() }
             }
         }

@@ -123,7 +123,8 @@ public final class DwarfReader {
                 }
                 if low != nil || ranges != nil {
                     let covered = try index.codeRanges(low: low, high: high, ranges: ranges, in: unit)
-                    for (slot, address) in addresses.enumerated() where covered.contains(where: { $0.contains(address) }) {
+                    for (slot, address) in addresses.enumerated()
+                    where covered.contains(where: { $0.contains(address) }) {
                         // A scope nests in the deeper ones found before it only if it is deeper still.
                         chains[slot].removeAll { $0.depth >= depth }
                         // Lexical blocks only lead to the inlined calls inside them.

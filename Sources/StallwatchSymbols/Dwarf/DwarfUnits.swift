@@ -138,7 +138,8 @@ struct DwarfUnitIndex {
     func abbreviations(of unit: DwarfUnit) throws(DwarfError) -> DwarfAbbreviationTable {
         let key = Key(offset: unit.abbreviationOffset, format: unit.format)
         if let known = tables.parsed[key] { return known }
-        let table = try DwarfAbbreviationTable(section: sections.abbrev, offset: unit.abbreviationOffset, format: unit.format)
+        let table = try DwarfAbbreviationTable(
+            section: sections.abbrev, offset: unit.abbreviationOffset, format: unit.format)
         tables.parsed[key] = table
         return table
     }

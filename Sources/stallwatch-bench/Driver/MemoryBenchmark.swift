@@ -57,7 +57,9 @@ struct MemoryBenchmark {
             "Memory: VmRSS every \(Self.interval) s over \(Self.stalls) stalls of 150 ms every 250 ms "
                 + "(--threshold 30ms, \(reported) stalls reported); first and last: the second half of the stalls, "
                 + "\(Format.fixed(Self.warmUp, 1)) s to \(Format.fixed(Self.stallsEnd, 1)) s; max: the whole run",
-            header: ["process", "first", "last", "last − first", "per stall", "max", "of which anonymous: last − first"])
+            header: [
+                "process", "first", "last", "last − first", "per stall", "max", "of which anonymous: last − first",
+            ])
         var report = SectionReport()
         var lastValues: [Int] = []
         for ((name, _), samples) in zip(processes, series) {
