@@ -1,4 +1,4 @@
-// The parts of stallwatch's JSON-lines records the benchmarks read (README: "JSON lines (schema version 1)").
+// The parts of stallwatch's JSON-lines records the benchmarks read (docs/json-schema.md).
 import Foundation
 
 /// A `stall` or `summary` record; keys the benchmarks do not use are ignored, as the schema asks of readers.

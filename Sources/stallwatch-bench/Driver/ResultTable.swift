@@ -1,4 +1,4 @@
-// The benchmarks' tables: Markdown, printed as they are and pasted into the README as they are.
+// The benchmarks' tables: Markdown, printed as they are and pasted into docs/benchmarks.md as they are.
 
 /// A Markdown table, padded so it also reads well in a terminal.
 struct ResultTable {

@@ -1,7 +1,7 @@
 // Item 4's table and its checks against the issue: faster than eu-stack in wall time, less stopped time.
 
 extension StackComparison {
-    /// What stallwatch's wall time is spent on beyond eu-stack's (README: "stallwatch stack").
+    /// What stallwatch's wall time is spent on beyond eu-stack's (docs/attach-and-stack.md).
     static let wallLimit =
         "starting and exiting the process (~3 ms, eu-stack ~2), finding each image's unwind table in the target, "
         + "and reading the program's DWARF for file:line and inlined frames (~1–3 ms; eu-stack reads ELF symbols "

@@ -4,7 +4,7 @@ import StallwatchSymbols
 
 /// One tool that prints a running process's stack: how to run it and how often the comparison does.
 struct StackTool {
-    /// The command as the README writes it, `PID` standing for the target.
+    /// The command as the docs write it, `PID` standing for the target.
     let label: String
     let executable: String
     /// The arguments after the executable, with `"PID"` replaced by the target's pid when run.
