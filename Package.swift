@@ -59,7 +59,10 @@ let package = Package(
         // The engine: launching or attaching, the poll loop, capturing and naming stalls, one-shot stacks.
         .target(
             name: "StallwatchCollector",
-            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
+            dependencies: [
+                "StallwatchCore", "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols",
+                "CStallwatchSystem",
+            ]
         ),
         // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),

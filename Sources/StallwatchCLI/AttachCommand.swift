@@ -12,8 +12,10 @@ enum AttachCommand {
             duration: options.duration?.nanoseconds)
         let output = try ReportOutput(
             path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
-            writesDetectedRecords: false, watched: "the process")
+            writesProgressRecords: false, watched: "the process")
         defer { output.close() }
+        try watch.begin()
+        defer { watch.close() }
         for warning in watch.warnings { Diagnostics.warning(warning) }
         let connection = try watch.connect()
         Diagnostics.note(announcement(connection, pid: watch.pid, name: watch.processName, options: options))

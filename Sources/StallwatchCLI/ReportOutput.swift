@@ -15,8 +15,9 @@ final class ReportOutput: CollectorOutput {
     let descriptor: Int32
     let isStandardOutput: Bool
     private var reporter: any Reporter
-    /// Whether a record goes out the moment a stall is detected (`run`; `attach` writes each stall once, at its end).
-    private let writesDetectedRecords: Bool
+    /// Whether records go out while the watch goes on: at a stall's detection, and `--fps` readings (`run`;
+    /// `attach` writes each stall once, at its end, and has no frame tick).
+    private let writesProgressRecords: Bool
     /// What keeps running when reports cannot be written: "the workload" (`run`), "the process" (`attach`).
     private let watched: String
     private(set) var failed = false
@@ -24,7 +25,7 @@ final class ReportOutput: CollectorOutput {
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
     init(
-        path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesDetectedRecords: Bool,
+        path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesProgressRecords: Bool,
         watched: String
     ) throws(StallwatchError) {
         if let path, path != WatchOptions.standardOutputPath {
@@ -40,15 +41,17 @@ final class ReportOutput: CollectorOutput {
         }
         reporter = ReportFormat.reporter(
             format, clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
-        self.writesDetectedRecords = writesDetectedRecords
+        self.writesProgressRecords = writesProgressRecords
         self.watched = watched
     }
 
     func stallDetected(_ stall: StallReport) {
-        if writesDetectedRecords { write(reporter.renderDetected(stall)) }
+        if writesProgressRecords { write(reporter.renderDetected(stall)) }
     }
     func stallFinished(_ stall: StallReport) { write(reporter.render(stall)) }
-    func frameRate(_ frames: FrameRateReport) { write(reporter.render(frames)) }
+    func frameRate(_ frames: FrameRateReport) {
+        if writesProgressRecords { write(reporter.render(frames)) }
+    }
     func write(_ summary: RunSummary) { write(reporter.render(summary)) }
 
     private func write(_ text: String) {

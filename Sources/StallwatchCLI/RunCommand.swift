@@ -24,8 +24,9 @@ enum RunCommand {
         if let junit = options.junit { try JUnitFile.checkWritable(junit) }
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
-            writesDetectedRecords: true, watched: "the workload")
+            writesProgressRecords: true, watched: "the workload")
         defer { output.close() }
+        defer { watch.close() }
 
         let outcome = try watch.run(output: output, stdoutToStderr: options.redirectsWorkloadStandardOutput)
         let verdict =

@@ -61,7 +61,7 @@ final class Collector {
         self.target = target
         self.settings = settings
         self.output = output
-        capturer = StallCapturer(socket: socket, settings: settings)
+        capturer = StallCapturer(socket: socket)
     }
 
     /// The run's frame-rate series for the summary; nil without `--fps`.

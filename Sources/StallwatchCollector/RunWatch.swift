@@ -32,6 +32,9 @@ public final class RunWatch {
     private let settings: WatchSettings
     /// `--timeout`, nanoseconds.
     private let timeout: UInt64?
+    /// stallwatch's own signals, blocked from ``run(output:stdoutToStderr:)`` to ``close()``, so that a signal
+    /// arriving while the summary is written still only reaches the workload.
+    private var signals: SignalChannel?
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
@@ -64,11 +67,12 @@ public final class RunWatch {
             throw .internalError("cannot create the agent socket: \(error.reason)")
         }
         let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
-        defer { close(collectorEnd) }
+        defer { Glibc.close(collectorEnd) }
         let signals: SignalChannel
         let workload: Workload
-        do {
+        do throws(StallwatchError) {
             signals = try SignalChannel()
+            self.signals = signals
             let environment = WorkloadLauncher.environment(
                 base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
                 settings: settings)
@@ -76,10 +80,10 @@ public final class RunWatch {
                 command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
                 stdoutToStderr: stdoutToStderr)
         } catch {
-            close(agentEnd)
+            Glibc.close(agentEnd)
             throw error
         }
-        close(agentEnd)
+        Glibc.close(agentEnd)
 
         let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
         let collector = Collector(
@@ -91,6 +95,11 @@ public final class RunWatch {
             warnings: Self.warnings(collector), watchedPids: collector.watchedPids,
             busyPeriods: collector.busyPeriodHistogram, framesPerSecond: collector.framesPerSecond,
             startedAt: started, endedAt: monotonicNow())
+    }
+
+    /// Restores stallwatch's signal mask, once the run's reports are written.
+    public func close() {
+        signals = nil
     }
 
     /// What the agents said, and why nothing may have been watched.

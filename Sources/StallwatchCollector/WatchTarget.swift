@@ -122,7 +122,6 @@ final class AttachedProcess: WatchTarget {
     }
 
     func agentHungUp() {
-        guard ending == nil else { return }
         ending = process.isAlive() ? .agentDisconnected : .exited
     }
 

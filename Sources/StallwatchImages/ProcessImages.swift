@@ -1,6 +1,6 @@
+// A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 import FoundationEssentials
 import Glibc
-// A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
 import StallwatchCore
 

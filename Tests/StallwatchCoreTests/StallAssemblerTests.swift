@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func outOfRangeValuesAreNamedOrBroughtIntoRange() {
-        #expect(WatchSettings(thresholdNanoseconds: 0).invalidSetting != nil)
+        #expect(WatchSettings(thresholdNanoseconds: 0).invalidSetting == "threshold must be positive")
         #expect(WatchSettings(count: 101).invalidSetting == "count must be between 1 and 100")
         #expect(WatchSettings(maxSamples: 0).invalidSetting == "maxSamples must be between 1 and 1000")
         let environment = [AgentEnvironment.maxSamples: "0", AgentEnvironment.count: "0"]

@@ -1,8 +1,8 @@
+// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
 import Foundation
 import StallwatchCore
 import StallwatchImages
 import StallwatchSymbols
-// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
 import StallwatchTestSupport
 import StallwatchUnwind
 import Testing
