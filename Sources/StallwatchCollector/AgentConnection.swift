@@ -1,4 +1,5 @@
 // Finds the agent listening in a running process (STALLWATCH_LISTEN=1) and opens a session with it.
+import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
@@ -31,6 +32,8 @@ enum AgentConnection {
         let path = "/proc/\(pid)/root" + directory + "/" + name
         let descriptor = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(reason: "cannot create a socket: \(errorText())") }
+        // Before connecting, so that every message the agent sends says which process sent it.
+        _ = sw_socket_pass_credentials(descriptor)
         do throws(Failure) {
             try connect(descriptor, to: path, shown: directory + "/" + name)
             let request = AttachRequest(settings: settings, collectorVersion: StallwatchVersion.string)

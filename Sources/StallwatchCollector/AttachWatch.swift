@@ -118,7 +118,7 @@ public final class AttachWatch {
             socket: socket, signals: signals, target: attached, settings: settings, output: output)
         collector.run()
         let stalls = collector.closeStalls()
-        var warnings = collector.refusals
+        var warnings = collector.refusals + collector.droppedMessageWarning
         if connection.mode == .agent, collector.watchedPids.isEmpty {
             warnings.append(
                 "the main run loop of pid \(pid) made no transition while stallwatch was attached: it runs no"

@@ -1,5 +1,6 @@
 // `stallwatch run`'s engine: checks what can be checked, launches the workload with the agent, collects until it
 // exits.
+import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
@@ -67,6 +68,8 @@ public final class RunWatch {
             throw .internalError("cannot create the agent socket: \(error.reason)")
         }
         let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
+        // Every datagram then says which process sent it, whatever the message itself claims.
+        _ = sw_socket_pass_credentials(collectorEnd)
         defer { Glibc.close(collectorEnd) }
         let signals: SignalChannel
         let workload: Workload
@@ -104,7 +107,7 @@ public final class RunWatch {
 
     /// What the agents said, and why nothing may have been watched.
     private static func warnings(_ collector: Collector) -> [String] {
-        var warnings = collector.refusals
+        var warnings = collector.refusals + collector.droppedMessageWarning
         if collector.loadedPids.isEmpty {
             warnings.append(
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"

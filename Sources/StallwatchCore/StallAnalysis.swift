@@ -52,7 +52,10 @@ extension StallReport {
     /// How late the watcher declared the stall, past the moment it was due (`count` × `threshold` after its
     /// start).
     public var watcherLateness: UInt64 {
-        let due = start + thresholdNanoseconds * UInt64(count)
+        // Overflow-checked: the times come from the watched process.
+        let (wait, waitOverflow) = thresholdNanoseconds.multipliedReportingOverflow(by: UInt64(max(0, count)))
+        let (due, dueOverflow) = start.addingReportingOverflow(wait)
+        guard !waitOverflow, !dueOverflow else { return 0 }
         return detectedAt > due ? detectedAt - due : 0
     }
 
