@@ -22,13 +22,14 @@ enum AttachCommand {
         let outcome = try watch.run(connection, output: output)
         var summary = RunSummary(
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
-            watchedPids: outcome.watchedPids, exitStatus: nil, warnings: outcome.warnings)
+            watchedPids: outcome.watchedPids, exitStatus: nil,
+            warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.attached = outcome.attached
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {
-            for warning in outcome.warnings { Diagnostics.warning(warning) }
+            for warning in summary.warnings { Diagnostics.warning(warning) }
         }
-        return ExitCode.success
+        return output.close() ? ExitCode.success : ExitCode.reportsLost
     }
 
     /// How the process is watched, and how to stop.

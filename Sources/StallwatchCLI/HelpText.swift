@@ -70,6 +70,10 @@ public enum HelpText {
                     ),
                     ("\(ExitCode.internalError)", "Internal error."),
                     ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
+                    (
+                        "\(ExitCode.reportsLost)",
+                        "Reports were lost: writing --output or --junit failed, or its reader fell behind."
+                    ),
                     ("\(ExitCode.permissionDenied)", "attach, stack: not permitted to trace the process."),
                     (
                         "\(ExitCode.budgetBroken)",
