@@ -199,7 +199,7 @@ public enum HelpText {
                         "STALLWATCH_SYMBOLIZER",
                         "How frames are named. Unset: symbol tables and DWARF are read in process, with the Swift "
                             + "toolchain's llvm-symbolizer for DWARF that reader cannot decode. A path to an "
-                            + "llvm-symbolizer: it reads all DWARF. 'runtime': the toolchain's Runtime module alone. "
+                            + "llvm-symbolizer: it reads all DWARF. Frames neither names keep the symbol table's name. "
                             + "Also for run and attach."
                     )
                 ]),

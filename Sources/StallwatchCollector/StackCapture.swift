@@ -74,7 +74,7 @@ public enum StackCapture {
         }
         // Read while the process lives; if it has exited meanwhile, the frames keep their addresses.
         // The toolchain's map only if its symbolicator is needed: naming follows at once.
-        let images = ProcessImages.capture(pid: pid, readsToolchainMapNow: false)
+        let images = ProcessImages.capture(pid: pid)
         let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
         let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
         let threads = zip(captured, named).map { thread, frames in

@@ -52,4 +52,49 @@ import Testing
             "the dropped messages are said: \(summary.warnings)")
         #expect(victim.state == "S", "the victim was left alone")
     }
+
+    /// A program whose DWARF abbreviations are noise: the toolchain's Runtime module trapped on it inside
+    /// `stallwatch stack`, whichever symbolizer was chosen. Names must degrade (to the symbol table's), never the
+    /// collector.
+    @Test(arguments: ["", "llvm-symbolizer", "runtime"])
+    func damagedDebugInfoNeverKillsStack(symbolizer: String) throws {
+        let spinner = """
+            __attribute__((noinline)) void hostile_dwarf_spin(void) { for (volatile long i = 0;; i++) {} }
+            int main(void) { hostile_dwarf_spin(); }
+            """
+        let directory = try compile(spinner, language: "c", output: "spinner", extraArguments: ["-g", "-O1"])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let binary = directory.appendingPathComponent("spinner").path
+        // Deterministic noise, the size of a small abbreviation table.
+        var seed: UInt64 = 0x5eed
+        let noise = (0..<4096).map { _ -> UInt8 in
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: seed >> 56)
+        }
+        let noisePath = directory.appendingPathComponent("noise").path
+        try Data(noise).write(to: URL(fileURLWithPath: noisePath))
+        let objcopy = Process()
+        objcopy.executableURL = URL(fileURLWithPath: "/usr/bin/objcopy")
+        objcopy.arguments = ["--update-section", ".debug_abbrev=\(noisePath)", binary]
+        try objcopy.run()
+        objcopy.waitUntilExit()
+        try #require(objcopy.terminationStatus == 0, "objcopy (binutils) rewrites the section")
+        let target = try TargetProcess([binary])
+        defer { target.stop() }
+        #expect(target.awaitExec(of: binary))
+        usleep(50_000)
+        var environment = ProcessInfo.processInfo.environment
+        if symbolizer == "runtime" {
+            environment["STALLWATCH_SYMBOLIZER"] = "runtime"
+        } else if !symbolizer.isEmpty {
+            // The first llvm-symbolizer on PATH (the toolchain ships one beside swift).
+            let found = (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/llvm-symbolizer" }
+                .first { FileManager.default.isExecutableFile(atPath: $0) }
+            environment["STALLWATCH_SYMBOLIZER"] = try #require(found, "the Swift toolchain has llvm-symbolizer")
+        }
+        let result = try runStallwatch(["stack", String(target.pid)], environment: environment)
+        #expect(result.status == 0, "stack died on damaged DWARF: \(result.status) \(result.stderr)")
+        #expect(result.stdout.contains("hostile_dwarf_spin"), "named from the symbol table: \(result.stdout)")
+        #expect(target.state == "R" || target.state == "S", "the target runs on")
+    }
 }
