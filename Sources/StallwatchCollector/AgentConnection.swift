@@ -24,6 +24,15 @@ enum AgentConnection {
     /// - Returns: the connected socket, with the agent's first message (`loaded`) still queued for the collector.
     static func connect(to target: TargetProcess, settings: WatchSettings) throws(Failure) -> Int32 {
         let pid = target.pid
+        // Another user's process: its environment and its root are out of reach, so whether an agent listens there
+        // cannot even be known; the socket's permissions would only be a guess at the cause.
+        let ourUser = geteuid()
+        if ourUser != 0, target.uid != ourUser {
+            throw Failure(
+                reason: "pid \(pid) (\(target.name)) belongs to user \(Preflight.userName(target.uid)) (uid"
+                    + " \(target.uid)) and stallwatch runs as \(Preflight.userName(ourUser)), so it cannot tell whether"
+                    + " an agent listens there; run stallwatch as that user or as root")
+        }
         let environment = processEnvironment(pid)
         let status = ProcStatus(pid: pid)
         let directory = ListenSocket.directory(runtimeDirectory: environment?["XDG_RUNTIME_DIR"], uid: target.uid)

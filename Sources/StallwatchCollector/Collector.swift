@@ -123,7 +123,11 @@ final class Collector {
             ($0.assembler.report.start, $0.assembler.report.pid) < ($1.assembler.report.start, $1.assembler.report.pid)
         }
         pending.removeAll()
-        for stall in unfinished { close(stall) }
+        let now = monotonicNow()
+        for var stall in unfinished {
+            stall.assembler.watchEnded(at: now)
+            close(stall)
+        }
         return finished
     }
 

@@ -95,7 +95,7 @@ public final class RunWatch {
         let stalls = collector.closeStalls()
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
-            warnings: Self.warnings(collector), watchedPids: collector.watchedPids,
+            warnings: Self.warnings(collector, timedOut: target.timedOut), watchedPids: collector.watchedPids,
             busyPeriods: collector.busyPeriodHistogram, framesPerSecond: collector.framesPerSecond,
             startedAt: started, endedAt: monotonicNow())
     }
@@ -106,9 +106,13 @@ public final class RunWatch {
     }
 
     /// What the agents said, and why nothing may have been watched.
-    private static func warnings(_ collector: Collector) -> [String] {
+    private static func warnings(_ collector: Collector, timedOut: Bool) -> [String] {
         var warnings = collector.refusals + collector.droppedMessageWarning
-        if collector.loadedPids.isEmpty {
+        if collector.loadedPids.isEmpty, timedOut {
+            warnings.append(
+                "--timeout stopped the workload before the stallwatch agent had loaded into it, so nothing was"
+                    + " watched")
+        } else if collector.loadedPids.isEmpty {
             warnings.append(
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"
                     + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"

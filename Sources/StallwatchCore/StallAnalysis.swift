@@ -62,6 +62,11 @@ extension StallReport {
     /// A caution when the watcher woke much later than due: the whole process was probably stopped
     /// (SIGSTOP, a debugger) or starved of CPU, so the loop may not be to blame.
     public var confidenceNote: String? {
+        // A stopped thread (state T, not stallwatch's own ptrace stop, t) was stopped by a signal or a debugger.
+        if samples.contains(where: { $0.threadState?.state == "T" }) {
+            return "the process was stopped (SIGSTOP, SIGTSTP or a debugger) during the stall, so part of its length"
+                + " is not the program's doing"
+        }
         let lateness = watcherLateness
         guard lateness > max(thresholdNanoseconds, 50_000_000) else { return nil }
         let milliseconds = lateness / 1_000_000

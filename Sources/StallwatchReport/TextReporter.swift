@@ -78,8 +78,10 @@ public struct TextReporter: Reporter {
 
     /// "601 ms" or "unfinished (...)".
     func length(of stall: StallReport) -> String {
+        if let duration = stall.duration { return "\(Self.milliseconds(duration)) ms" }
         let end = stall.attached == nil ? "the run ended" : "stallwatch detached"
-        return stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when \(end))"
+        let soFar = stall.watchedUntil == nil ? "" : ", \(Self.milliseconds(stall.length())) ms so far"
+        return "unfinished (still stalled when \(end))\(soFar)"
     }
 
     /// When the stall began and when it was detected: in which run-loop phase, or (seen from outside, where no

@@ -222,3 +222,11 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         #expect(kind.make().symbolicate(stacks: [[], []], images: images) == [[], []])
     }
 }
+
+@Suite struct DemanglerTests {
+    /// swiftc names a closure in top-level code `closure #1 in ` with nothing after it.
+    @Test func aClosureInTopLevelCodeIsNamedSo() {
+        #expect(Demangler.readable("$s3topS2icfU_") == "closure #1 in top-level code")
+        #expect(Demangler.readable("$s3top5helloyyFyycfU_") == "closure #1 in hello()")
+    }
+}
