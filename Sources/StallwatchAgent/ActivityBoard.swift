@@ -35,22 +35,24 @@ final class ActivityBoard: Sendable {
 
     /// Publishes a transition. Main thread only (the observers run there).
     @inline(__always)
-    func publish(_ phase: LoopPhase, precise: Bool) {
+    func publish(_ phase: LoopPhase, mode: UInt8 = 0, precise: Bool) {
         let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
         let stamp = max(now, Self.lastStamp)
         Self.lastStamp = stamp
-        // A busy period runs from waking (or entering) to going to sleep; both ends read the precise clock.
+        // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep; both ends
+        // read the precise clock.
         switch phase {
-        case .afterWaiting, .entry: if Self.busySince == 0 { Self.busySince = now }
         case .sleeping:
             if Self.busySince != 0, now > Self.busySince {
                 busyPeriods[LatencyHistogram.index(forNanoseconds: now - Self.busySince)].add(1, ordering: .relaxed)
             }
             Self.busySince = 0
-        default: break
+        default: if precise, phase.isBusy, Self.busySince == 0 { Self.busySince = now }
         }
         Self.sequence &+= 1
-        word.store(PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp), ordering: .relaxed)
+        word.store(
+            PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp, mode: mode), ordering: .relaxed
+        )
         if endProbeArmed.load(ordering: .relaxed) {
             endProbeArmed.store(false, ordering: .relaxed)
             endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)

@@ -77,11 +77,15 @@ final class ModeTracker: @unchecked Sendable {
             }
             added = true
         }
-        if added { CFRunLoopWakeUp(mainLoop) }
+        if added {
+            // A loop may already be running in the new mode, entered before it had observers.
+            RunLoopModes.modesChanged.store(true, ordering: .releasing)
+            CFRunLoopWakeUp(mainLoop)
+        }
         return added
     }
 
-    private static func name(of mode: CFString) -> String {
+    static func name(of mode: CFString) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard CFStringGetCString(mode, &buffer, buffer.count, CFStringBuiltInEncodings.UTF8.rawValue) else {
             return String(describing: mode)
@@ -91,18 +95,34 @@ final class ModeTracker: @unchecked Sendable {
     }
 }
 
+/// Main-thread state: where the thread is among nested and pumped loops.
+nonisolated(unsafe) private var nesting = RunLoopNesting()
+
 private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
-    let board = ActivityBoard.shared
     switch activity {
-    case .beforeSources: board.publish(.beforeSources, precise: false)
-    case .afterWaiting: board.publish(.afterWaiting, precise: true)
-    case .beforeWaiting: board.publish(.beforeWaiting, precise: true)
-    case .entry: board.publish(.entry, precise: true)
-    case .exit: board.publish(.exit, precise: true)
+    case .beforeSources: publish(.beforeSources, precise: false)
+    case .afterWaiting: publish(.afterWaiting, precise: true)
+    case .beforeWaiting: publish(.beforeWaiting, precise: true)
+    case .entry: publish(.entry, precise: true)
+    case .exit: publish(.exit, precise: true)
     default: break
     }
 }
 
 private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
-    ActivityBoard.shared.publish(.sleeping, precise: true)
+    publish(.sleeping, precise: true)
+}
+
+/// Moves the nesting model and publishes where it says the thread is. Only `entry` (and a repair, rare) asks
+/// CoreFoundation for the current mode; the hot `beforeSources` costs one relaxed load more than before.
+@inline(__always)
+private func publish(_ activity: RunLoopNesting.Activity, precise: Bool) {
+    if activity != .entry, activity != .exit {
+        let repair =
+            RunLoopModes.modesChanged.load(ordering: .relaxed)
+            && RunLoopModes.modesChanged.exchange(false, ordering: .acquiring)
+        if repair || nesting.needsMode(for: activity) { nesting.resynchronize(mode: RunLoopModes.currentIndex()) }
+    }
+    let state = nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
+    ActivityBoard.shared.publish(state.phase, mode: state.mode, precise: precise)
 }

@@ -199,10 +199,12 @@ final class HandlerSink: StallSink {
 
     /// Reports a stall still in progress when the monitor stops.
     func flushUnfinished() {
-        if let stall = pending {
+        // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
+        if let stall = pending, !stall.report.isOutsideLoop {
             pending = nil
             deliver(stall)
         }
+        pending = nil
     }
 
     private func deliver(_ stall: StallAssembler) {

@@ -130,7 +130,9 @@ final class Watcher: @unchecked Sendable {
             snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
         for event in events {
             switch event {
-            case .began(let onset): sink.stallBegan(onset, thread: nil)
+            case .began(var onset):
+                onset.mode = RunLoopModes.name(onset.modeIndex)
+                sink.stallBegan(onset, thread: nil)
             case .ended(let onset, let endedAt): sink.stallEnded(onset, endedAt: endedAt)
             }
         }

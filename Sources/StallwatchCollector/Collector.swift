@@ -107,7 +107,8 @@ final class Collector {
             ($0.assembler.report.start, $0.assembler.report.pid) < ($1.assembler.report.start, $1.assembler.report.pid)
         }
         pending.removeAll()
-        for stall in unfinished { close(stall) }
+        // Still outside its loop at the end: the program left its loop for good, which is no stall.
+        for stall in unfinished where !stall.assembler.report.isOutsideLoop { close(stall) }
         return finished
     }
 
@@ -153,7 +154,8 @@ final class Collector {
             stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
             pending[stall.key] = stall
-            output.stallDetected(stall.assembler.report)
+            // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
+            if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
         case .stallSample(let pid, let tid, let identifier, _):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
                 capturer.reply(.captured(identifier: identifier))

@@ -24,6 +24,7 @@ public struct StallAssembler: Sendable {
             start: onset.start, end: nil, detectedAt: onset.detectedAt,
             thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
             captureMethod: captureMethod, samples: [])
+        report.mode = onset.mode
     }
 
     /// The stall's identity among the process's stalls.

@@ -8,6 +8,9 @@ public struct StallReport: Equatable, Sendable {
     /// The watched program's name (from `/proc/PID/comm`).
     public var processName: String
     public var phase: LoopPhase
+    /// The run-loop mode the loop was running in when the stall began; nil outside any loop, for a main-queue
+    /// ping, or when unknown.
+    public var mode: String?
     /// The last run-loop transition before the stall, `CLOCK_MONOTONIC` nanoseconds.
     public var start: UInt64
     /// The first transition after it; `nil` while the stall is unfinished.
@@ -44,6 +47,12 @@ public struct StallReport: Equatable, Sendable {
         self.captureNote = captureNote
         self.samples = samples
     }
+
+    /// Whether the stall is time spent outside the thread's outermost run loop (a loop pumped by hand).
+    ///
+    /// The rule: such a stall counts only once the thread comes back to its loop. One still in progress when the
+    /// watch ends is the program leaving its loop for good (its shutdown), not an endless stall, and is dropped.
+    public var isOutsideLoop: Bool { phase == .outsideLoop }
 
     /// The stall's length in nanoseconds, once it has ended.
     public var duration: UInt64? { end.map { $0 >= start ? $0 - start : 0 } }

@@ -28,6 +28,7 @@ public struct JSONLinesReporter: Reporter {
                     .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)
                 ),
                 ("activity", .string(stall.phase.name)),
+                ("runLoopMode", .optional(stall.mode)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
@@ -64,6 +65,7 @@ public struct JSONLinesReporter: Reporter {
             ] + attachedRecord(stall.attached) + [
                 // No run-loop phase is seen from outside.
                 ("activity", .string(stall.attached?.mode == .external ? "unknown" : stall.phase.name)),
+                ("runLoopMode", .optional(stall.mode)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 (

@@ -87,8 +87,9 @@ public struct TextReporter: Reporter {
     func onsetLine(_ stall: StallReport) -> String {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         guard let attached = stall.attached, attached.mode == .external else {
+            let mode = stall.mode.map { ", run-loop mode \($0)" } ?? ""
             return "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name)"
-                + " (\(stall.phase.explanation)); detected after \(Self.milliseconds(detectedAfter)) ms"
+                + " (\(stall.phase.explanation))\(mode); detected after \(Self.milliseconds(detectedAfter)) ms"
                 + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
         }
         let began =
