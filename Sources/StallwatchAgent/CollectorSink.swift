@@ -34,8 +34,8 @@ final class CollectorSink: StallSink {
         if sent < 0, errno != EINTR { broken = true }
     }
 
-    func watchingStarted() {
-        send(.watching(pid: pid, tid: pid))
+    func watchingStarted(strategy: WatchStrategy) {
+        send(.watching(pid: pid, tid: pid, strategy: strategy))
     }
 
     func stallBegan(_ onset: StallOnset, thread: Int32?) {

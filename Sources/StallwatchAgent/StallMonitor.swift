@@ -149,7 +149,7 @@ final class HandlerSink: StallSink {
         self.handler = handler
     }
 
-    func watchingStarted() {}
+    func watchingStarted(strategy: WatchStrategy) {}
 
     func busyPeriods(_ histogram: LatencyHistogram) {}
 

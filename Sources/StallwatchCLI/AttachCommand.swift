@@ -22,6 +22,7 @@ enum AttachCommand {
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
             watchedPids: outcome.watchedPids, exitStatus: nil, warnings: outcome.warnings)
         summary.attached = outcome.attached
+        summary.strategies = outcome.strategies
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {
             for warning in outcome.warnings { Diagnostics.warning(warning) }

@@ -39,6 +39,7 @@ enum RunCommand {
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
             watchedPids: outcome.watchedPids, exitStatus: exitCode, warnings: outcome.warnings)
         summary.budget = verdict
+        summary.strategies = outcome.strategies
         summary.timedOut = outcome.timedOut
         summary.busyPeriods = outcome.busyPeriods
         summary.thresholdNanoseconds = options.settings.thresholdNanoseconds

@@ -37,6 +37,17 @@ final class Collector {
     private var finished: [StallReport] = []
     private(set) var loadedPids: Set<Int32> = []
     private(set) var watchedPids: [Int32] = []
+    /// How each watched process is watched, as its agent said.
+    private(set) var strategies: [Int32: WatchStrategy] = [:]
+
+    /// How the watched processes were watched, each strategy once, in the order of ``watchedPids``.
+    var strategiesUsed: [WatchStrategy] {
+        var used: [WatchStrategy] = []
+        for pid in watchedPids {
+            if let strategy = strategies[pid], !used.contains(strategy) { used.append(strategy) }
+        }
+        return used
+    }
     /// What agents said when they would not watch.
     private(set) var refusals: [String] = []
     /// The run loop's busy periods, per watched process (the agent's cumulative counts).
@@ -143,8 +154,9 @@ final class Collector {
             loadedPids.insert(pid)
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
-        case .watching(let pid, _):
+        case .watching(let pid, _, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
+            if let strategy { strategies[pid] = strategy }
         case .stallBegan(let pid, let tid, let onset):
             var stall = StallCapturer.OpenStall(
                 assembler: StallAssembler(

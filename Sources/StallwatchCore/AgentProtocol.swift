@@ -8,8 +8,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case loaded(pid: Int32, agentVersion: String)
     /// The agent will not watch this process, and why (e.g. a different Swift runtime).
     case refused(pid: Int32, reason: String)
-    /// The process's main run loop ran for the first time: it is being watched.
-    case watching(pid: Int32, tid: Int32)
+    /// The process is being watched: its main run loop ran for the first time (`strategy` `runLoop`), or its main
+    /// queue answered a ping in a program with no run loop (`ping`).
+    case watching(pid: Int32, tid: Int32, strategy: WatchStrategy? = nil)
     /// A stall was declared; the collector captures the thread's stack and answers.
     case stallBegan(pid: Int32, tid: Int32, onset: StallOnset)
     /// The stall goes on: the collector captures another sample and answers as for `stallBegan`.

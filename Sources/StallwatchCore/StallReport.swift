@@ -48,6 +48,13 @@ public struct StallReport: Equatable, Sendable {
         self.samples = samples
     }
 
+    /// How the stall was seen: `ping` for an unanswered main-queue ping, `runLoop` for the run-loop observers;
+    /// nil seen from outside (`stallwatch attach --mode external`).
+    public var strategy: WatchStrategy? {
+        if attached?.mode == .external { return nil }
+        return phase == .mainQueue ? .ping : .runLoop
+    }
+
     /// Whether the stall is time spent outside the thread's outermost run loop (a loop pumped by hand).
     ///
     /// The rule: such a stall counts only once the thread comes back to its loop. One still in progress when the
@@ -91,6 +98,9 @@ public struct RunSummary: Equatable, Sendable {
     public var runNanoseconds: UInt64
     /// Processes whose main run loop the agent watched.
     public var watchedPids: [Int32]
+    /// How they were watched: `runLoop` (observers on the main run loop) or `ping` (main-queue pings, for a
+    /// program with no run loop), each once.
+    public var strategies: [WatchStrategy] = []
     /// The workload's exit status as `stallwatch run` returns it.
     public var exitStatus: Int32?
     /// Things the user should know: a loop that never ran, an agent that could not load.

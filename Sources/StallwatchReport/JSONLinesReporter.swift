@@ -29,6 +29,7 @@ public struct JSONLinesReporter: Reporter {
                 ),
                 ("activity", .string(stall.phase.name)),
                 ("runLoopMode", .optional(stall.mode)),
+                ("strategy", .optional(stall.strategy?.rawValue)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
@@ -66,6 +67,7 @@ public struct JSONLinesReporter: Reporter {
                 // No run-loop phase is seen from outside.
                 ("activity", .string(stall.attached?.mode == .external ? "unknown" : stall.phase.name)),
                 ("runLoopMode", .optional(stall.mode)),
+                ("strategy", .optional(stall.strategy?.rawValue)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 (
@@ -90,6 +92,15 @@ public struct JSONLinesReporter: Reporter {
                 ),
                 ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
             ])
+    }
+
+    /// The summary's `strategy`: how the processes were watched, `mixed` when they differed, null for none.
+    static func strategyValue(_ strategies: [WatchStrategy]) -> JSONValue {
+        switch strategies.count {
+        case 0: .null
+        case 1: .string(strategies[0].rawValue)
+        default: .string("mixed")
+        }
     }
 
     /// `attach`'s keys: how the process was watched (none under `run`).
@@ -182,6 +193,7 @@ public struct JSONLinesReporter: Reporter {
             ("runMs", .milliseconds(summary.runNanoseconds)),
             ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
             ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
+            ("strategy", Self.strategyValue(summary.strategies)),
             ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
             ("warnings", .array(summary.warnings.map(JSONValue.string))),
             ("timedOut", .bool(summary.timedOut)),

@@ -43,6 +43,9 @@ extension TextReporter {
             }
             lines.append(line)
         }
+        if !summary.strategies.isEmpty {
+            lines.append("  watched by " + summary.strategies.map(\.watchedBy).joined(separator: " and "))
+        }
         if let series = frameRateSeries(summary) { lines.append(series) }
         if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }
         if let verdict = summary.budget {

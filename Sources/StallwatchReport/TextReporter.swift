@@ -88,9 +88,10 @@ public struct TextReporter: Reporter {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         guard let attached = stall.attached, attached.mode == .external else {
             let mode = stall.mode.map { ", run-loop mode \($0)" } ?? ""
+            let strategy = stall.strategy.map { " by \($0.watchedBy)" } ?? ""
             return "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name)"
                 + " (\(stall.phase.explanation))\(mode); detected after \(Self.milliseconds(detectedAfter)) ms"
-                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
+                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)\(strategy)"
         }
         let began =
             attached.startedBeforeAttach
@@ -221,4 +222,15 @@ extension String {
     }
 
     func trimmingLeadingSpace() -> String { String(drop { $0 == " " }) }
+}
+
+extension WatchStrategy {
+    /// How a report says a process was watched: "stall detected by …", "watched by …".
+    var watchedBy: String {
+        switch self {
+        case .runLoop: "run-loop observers"
+        case .ping: "main-queue pings (no run loop: dispatchMain or an async main)"
+        case .auto: "run-loop observers or main-queue pings"
+        }
+    }
 }

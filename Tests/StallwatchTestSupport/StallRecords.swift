@@ -87,6 +87,8 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let activity: String
     /// The run-loop mode the loop was in when the stall began; `.null` outside any loop or for pings.
     public let runLoopMode: Nullable<String>
+    /// `runloop` or `ping`; `.null` seen from outside.
+    public let strategy: Nullable<String>
     public let callout: String?
     public let fingerprint: String
     public let detectedAfterMs: Double
