@@ -30,6 +30,8 @@ final class ActivityBoard: Sendable {
         for index in 0..<LatencyHistogram.bucketCount { (counters + index).initialize(to: Atomic(0)) }
         return counters
     }()
+    /// The longest busy period so far, exactly (written by the main thread only).
+    private let longestBusyPeriod = Atomic<UInt64>(0)
     /// Main-thread state: when the current busy period began (0 while asleep).
     nonisolated(unsafe) private static var busySince: UInt64 = 0
 
@@ -44,7 +46,11 @@ final class ActivityBoard: Sendable {
         switch phase {
         case .sleeping:
             if Self.busySince != 0, now > Self.busySince {
-                busyPeriods[LatencyHistogram.index(forNanoseconds: now - Self.busySince)].add(1, ordering: .relaxed)
+                let period = now - Self.busySince
+                busyPeriods[LatencyHistogram.index(forNanoseconds: period)].add(1, ordering: .relaxed)
+                if period > longestBusyPeriod.load(ordering: .relaxed) {
+                    longestBusyPeriod.store(period, ordering: .relaxed)
+                }
             }
             Self.busySince = 0
         default: if precise, phase.isBusy, Self.busySince == 0 { Self.busySince = now }
@@ -62,7 +68,11 @@ final class ActivityBoard: Sendable {
     /// The busy-period histogram so far (any thread).
     func busyPeriodHistogram() -> LatencyHistogram {
         let counts = (0..<LatencyHistogram.bucketCount).map { busyPeriods[$0].load(ordering: .relaxed) }
-        return LatencyHistogram(counts: counts) ?? LatencyHistogram()
+        var histogram = LatencyHistogram(counts: counts) ?? LatencyHistogram()
+        let longest = longestBusyPeriod.load(ordering: .relaxed)
+        // Read after the counters: a period counted is then no longer than this.
+        if longest > 0 { histogram.exactMaximum = longest }
+        return histogram
     }
 
     /// The latest transition, read on the watcher's thread at `now`.

@@ -83,7 +83,7 @@ final class CollectorSink: StallSink {
     }
 
     func busyPeriods(_ histogram: LatencyHistogram) {
-        send(.busyPeriods(pid: pid, buckets: histogram.sparse))
+        send(.busyPeriods(pid: pid, buckets: histogram.sparse, maxNanoseconds: histogram.exactMaximum))
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {

@@ -139,9 +139,11 @@ final class Collector {
 
     private func handle(_ message: AgentMessage) {
         switch message {
-        case .busyPeriods(let pid, let buckets):
+        case .busyPeriods(let pid, let buckets, let longest):
             // Each message holds the agent's counts so far: keep the latest per process.
-            busyPeriods[pid] = LatencyHistogram(sparse: buckets)
+            var histogram = LatencyHistogram(sparse: buckets)
+            histogram.exactMaximum = longest
+            busyPeriods[pid] = histogram
         case .frameRate(let pid, let start, let end, let frames, let dropped):
             let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
             frameRates.append(reading.framesPerSecond)

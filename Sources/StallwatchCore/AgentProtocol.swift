@@ -18,8 +18,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     /// A declared stall ended.
     case stallEnded(pid: Int32, identifier: Int, endedAt: UInt64)
     /// The run loop's busy periods so far (a ``LatencyHistogram``, as `[bucket, count]` pairs for the
-    /// non-empty buckets). Sent about once a second when it changed, and when the process exits.
-    case busyPeriods(pid: Int32, buckets: [[UInt64]])
+    /// non-empty buckets) and the longest one, exactly. Sent about once a second when it changed, and when the
+    /// process exits.
+    case busyPeriods(pid: Int32, buckets: [[UInt64]], maxNanoseconds: UInt64? = nil)
     /// The stack the agent captured itself, on the collector's request, with the process's image map
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
     case inProcessSample(

@@ -122,7 +122,7 @@ public struct JSONLinesReporter: Reporter {
         ])
     }
 
-    /// The run loop's busy periods: count, percentiles (bucket upper bounds, within 12.5 %), maximum, and how
+    /// The run loop's busy periods: count, percentiles (bucket middles, within 6.25 %), the exact maximum, and how
     /// many reached the threshold.
     func busyPeriodsRecord(_ histogram: LatencyHistogram, threshold: UInt64?) -> JSONValue {
         func milliseconds(_ value: UInt64?) -> JSONValue { value.map(JSONValue.milliseconds) ?? .null }
