@@ -64,10 +64,23 @@ public struct StallReport: Equatable, Sendable {
     /// The stall's length in nanoseconds, once it has ended.
     public var duration: UInt64? { end.map { $0 >= start ? $0 - start : 0 } }
 
-    /// The innermost frame of the first sample that belongs to the program rather than to the system
-    /// (libc, Foundation, CoreFoundation, libdispatch, the Swift runtime, the vDSO): where to look first.
+    /// The innermost frame of the first sample that the program's author wrote: in the program's own image rather
+    /// than the system's (libc, Foundation, CoreFoundation, libdispatch, the Swift runtime, the vDSO), and not a
+    /// witness, thunk, library specialization or compiler-generated code (``UserCode``): where to look first. With
+    /// no such frame, the innermost frame of the program's image.
     public var culprit: Frame? {
-        samples.first?.frames.first { ImageClassifier.isApplicationFrame($0) }
+        let frames = samples.first?.frames ?? []
+        return frames.first(where: UserCode.isUserWritten) ?? frames.first(where: ImageClassifier.isApplicationFrame)
+    }
+
+    /// Whether any sample has a user-written frame: the culprit rules then look at those frames only.
+    var hasUserWrittenFrames: Bool {
+        samples.contains { $0.frames.contains(where: UserCode.isUserWritten) }
+    }
+
+    /// The frames the culprit may be: user-written ones, or, in a stall with none, the program's image's.
+    func isCandidate(_ frame: Frame) -> Bool {
+        hasUserWrittenFrames ? UserCode.isUserWritten(frame) : ImageClassifier.isApplicationFrame(frame)
     }
 }
 

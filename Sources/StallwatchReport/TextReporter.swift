@@ -134,7 +134,9 @@ public struct TextReporter: Reporter {
         var runs: [(first: UInt64, last: UInt64, name: String, count: Int)] = []
         for sample in stall.samples {
             let offset = sample.capturedAt >= stall.start ? sample.capturedAt - stall.start : 0
-            let frame = sample.frames.first(where: ImageClassifier.isApplicationFrame) ?? sample.frames.first
+            let frame =
+                sample.frames.first(where: UserCode.isUserWritten)
+                ?? sample.frames.first(where: ImageClassifier.isApplicationFrame) ?? sample.frames.first
             let name = Self.shortName(frame?.symbol ?? "?")
             if let last = runs.last, last.name == name {
                 runs[runs.count - 1] = (last.first, offset, name, last.count + 1)
@@ -172,7 +174,7 @@ public struct TextReporter: Reporter {
             var line = "   #\(number)  \(symbol.rightPadded(to: width))  \(image)"
             let location = Self.location(of: frame)
             if !location.isEmpty { line += " " + location.trimmingLeadingSpace() }
-            let isCulprit = ImageClassifier.isApplicationFrame(frame)
+            let isCulprit = UserCode.isUserWritten(frame)
             return isCulprit ? style.bold(line) : line
         }
     }
