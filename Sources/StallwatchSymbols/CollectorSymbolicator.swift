@@ -9,8 +9,8 @@ import StallwatchImages
 public enum CollectorSymbolicator {
     public static func make(environment: [String: String]) -> Symbolicator {
         let choice = environment[LLVMSymbolizer.environmentVariable] ?? ""
-        if choice == "runtime" { return Symbolicator(parallel: true) }
         let reader = ElfImageReader(readsDwarf: choice.isEmpty)
+        if choice == "runtime" { return Symbolicator(parallel: true, linkBase: { reader.linkBase($0) }) }
         // Found only if an image needs it: looking for it costs a symbol lookup and a few file checks.
         let fallback = DeferredSource(name: "llvm-symbolizer") {
             LLVMSymbolizer.locate(environment: environment).map {
@@ -18,6 +18,6 @@ public enum CollectorSymbolicator {
             }
         }
         // The collector's own process: the fallback may use a thread per image.
-        return Symbolicator(sources: [reader, fallback], parallel: true)
+        return Symbolicator(sources: [reader, fallback], parallel: true, linkBase: { reader.linkBase($0) })
     }
 }
