@@ -48,7 +48,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: program)
         try process.run()
         defer {
-            process.terminate()
+            // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
         usleep(300_000)
