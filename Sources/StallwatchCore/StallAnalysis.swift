@@ -36,9 +36,9 @@ extension StallReport {
     /// A stable identity for "the same stall": the dominant frame and up to two user-written callers, by name
     /// (not address, so it survives a rebuild), plus the callout kind. 16 hex digits.
     ///
-    /// A dominant frame without a source location is an interpreter's or a runtime's (python3, a VM) watched from
-    /// outside, whose C function is the same for every script-level stall: there every caller of the program's
-    /// image counts, by name, runs of one name (recursion, the eval loop re-entered) counted once, so stalls that
+    /// A stall seen from outside (`attach --mode external`), or whose dominant frame has no source location, is
+    /// likely an interpreter's or a runtime's (python3, a VM), whose C function is the same for every script-level
+    /// stall: there every caller of the program's image counts, by name, runs of one name (recursion, the eval loop re-entered) counted once, so stalls that
     /// reach it by different paths differ.
     public var fingerprint: String {
         var parts = [callout?.rawValue ?? "-"]
@@ -47,7 +47,8 @@ extension StallReport {
             let index = sample.frames.firstIndex(where: { $0.symbol == dominant })
         {
             let dominantFrame = sample.frames[index]
-            let seenFromOutside = dominantFrame.file == nil && dominantFrame.line == nil
+            let seenFromOutside =
+                attached?.mode == .external || (dominantFrame.file == nil && dominantFrame.line == nil)
             let callers = sample.frames[index...].filter {
                 (seenFromOutside ? ImageClassifier.isApplicationFrame($0) : isCandidate($0)) && !$0.inlined
             }.compactMap(\.symbol)
