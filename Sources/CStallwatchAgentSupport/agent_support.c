@@ -48,8 +48,24 @@
 /// Defined (with @_cdecl) by the Swift agent module when it is linked in; absent otherwise.
 extern void stallwatch_agent_autostart(void) __attribute__((weak));
 
+static atomic_int sw_main_thread_exited;
+static pthread_key_t sw_main_thread_key;
+
+// A thread-exit destructor on the main thread alone: it runs when the main thread calls pthread_exit, in the same
+// pass as CoreFoundation's own, which sets its "main thread has exited" flag. Re-setting the value is not needed:
+// one call is enough to know.
+static void sw_main_thread_exiting(void *value) {
+    (void)value;
+    atomic_store(&sw_main_thread_exited, 1);
+}
+
+int sw_agent_main_thread_exited(void) { return atomic_load(&sw_main_thread_exited); }
+
 /// Runs when the agent library is loaded (LD_PRELOAD or linked), before main().
 __attribute__((constructor)) static void sw_agent_constructor(void) {
+    if (sw_agent_gettid() == getpid() && pthread_key_create(&sw_main_thread_key, sw_main_thread_exiting) == 0) {
+        pthread_setspecific(sw_main_thread_key, &sw_main_thread_key);
+    }
     // Under `stallwatch run`, the workload ends with the collector that launched it: a stallwatch killed
     // with SIGKILL must not leave it running on its own, holding the terminal. Only the collector's direct
     // child: the death signal follows the parent *thread*, which in the workload's own children may be any

@@ -331,6 +331,37 @@ static int await_event(int tid, uint64_t deadline, siginfo_t *info) {
     return got;
 }
 
+static int read_stack_word(void *context, uint64_t address, uint64_t *value) {
+    sw_remote_sampler *s = context;
+    unw_word_t word;
+    if (sw_access_mem(s->space, address, &word, 0, s->upt) < 0) return -1;
+    *value = word;
+    return 0;
+}
+
+/// The frame's registers by DWARF number (libunwind's x86-64 numbering is DWARF's); 0 where unknown.
+static void frame_registers(unw_cursor_t *cursor, uint64_t values[17]) {
+    for (int reg = 0; reg <= UNW_X86_64_RIP; reg++) {
+        unw_word_t value = 0;
+        values[reg] = unw_get_reg(cursor, reg, &value) == 0 ? value : 0;
+    }
+}
+
+/// Where libunwind found no rule to leave a frame: its image's `.debug_frame`, if it has one. On success the
+/// sampler's registers are the caller's, for a new walk from there.
+static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t values[17]) {
+    sw_image *image = sw_images_find(&s->images, pc);
+    if (image == NULL || !sw_debug_frame_step(image, s->pid, pc, values, read_stack_word, s)) return 0;
+    struct user_regs_struct *regs = &s->regs;
+    regs->rax = values[0], regs->rdx = values[1], regs->rcx = values[2], regs->rbx = values[3];
+    regs->rsi = values[4], regs->rdi = values[5], regs->rbp = values[6], regs->rsp = values[7];
+    regs->r8 = values[8], regs->r9 = values[9], regs->r10 = values[10], regs->r11 = values[11];
+    regs->r12 = values[12], regs->r13 = values[13], regs->r14 = values[14], regs->r15 = values[15];
+    regs->rip = values[16];
+    s->regs_valid = 1;
+    return 1;
+}
+
 /// Walks the stopped thread's stack into `addresses`.
 static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw_remote_result *r) {
     unw_cursor_t cursor;
@@ -344,7 +375,16 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw
         if ((rc = unw_get_reg(&cursor, UNW_REG_IP, &ip)) < 0 || ip == 0) break;
         addresses[n++] = ip;
         if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end) r->reached_vdso = 1;
+        uint64_t values[17];
+        frame_registers(&cursor, values);
         rc = unw_step(&cursor);
+        // No rule in .eh_frame (or a walk that went nowhere): try the image's .debug_frame, then go on from the
+        // caller. A return address is looked up at the call before it.
+        if (rc <= 0 && n < max_frames && step_by_debug_frame(s, n == 1 ? ip : ip - 1, values)) {
+            r->debug_frame_steps++;
+            rc = unw_init_remote(&cursor, s->space, s->upt);
+            continue;
+        }
         if (rc == 0) break;
     }
     unwinding = NULL;

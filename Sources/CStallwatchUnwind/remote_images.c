@@ -15,6 +15,7 @@
 void sw_images_clear(sw_images *images) {
     for (int i = 0; i < images->count; i++) {
         if (images->list[i].upt != NULL) _UPT_destroy(images->list[i].upt);
+        sw_debug_frame_clear(&images->list[i]);
     }
     images->count = 0;
     images->pid = 0;
@@ -43,12 +44,15 @@ void sw_images_load(sw_images *images, pid_t pid) {
         }
         // Only file-backed code: [vdso] is handled separately, anonymous JIT code has no tables.
         if (perms[2] != 'x') continue;
-        sw_image image = {start, end, strcmp(file_path, line + name_at) == 0 ? file_base : 0, NULL, {0, 0, 0, 0}};
+        sw_image image = {start, end, strcmp(file_path, line + name_at) == 0 ? file_base : 0, NULL, {0, 0, 0, 0},
+                          {0, NULL, 0, 0}};
         for (int i = 0; i < old.count; i++) {
             if (old.list[i].start == start && old.list[i].end == end) {
                 image.upt = old.list[i].upt;
                 image.memory = old.list[i].memory;
+                image.debug_frame = old.list[i].debug_frame;
                 old.list[i].upt = NULL;
+                old.list[i].debug_frame.data = NULL;
                 break;
             }
         }

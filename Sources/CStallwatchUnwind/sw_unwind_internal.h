@@ -33,12 +33,21 @@ typedef struct sw_memory_table {
     uint64_t fde_count;
 } sw_memory_table;
 
+/// An image's `.debug_frame`, read from its file when a frame in it has no other unwind rule.
+typedef struct sw_debug_frame {
+    int state;      ///< 0: not read yet; 1: read; -1: none
+    uint8_t *data;  ///< the section's bytes (malloc'ed)
+    size_t size;
+    uint64_t bias;  ///< load bias: runtime address minus the link-time address the section's FDEs use
+} sw_debug_frame;
+
 /// A code mapping of the target and the libunwind-ptrace handle caching its ELF file.
 typedef struct sw_image {
     uint64_t start, end;
     uint64_t base;  // start of the same file's mapping at offset 0 (its ELF header), 0 if unknown
     void *upt;      // _UPT_create(pid), opened lazily
     sw_memory_table memory;
+    sw_debug_frame debug_frame;
 } sw_image;
 
 enum { SW_MAX_IMAGES = 256 };
@@ -67,5 +76,13 @@ void sw_images_locate_tables(sw_images *images, unw_addr_space_t as, void *arg);
 /// Opens every image's ELF file and unwind table not opened yet, so a capture does not do it while the
 /// target is stopped. Reads target memory through `space`'s accessors: call with the sampler active.
 void sw_images_prewarm(sw_images *images, unw_addr_space_t space);
+
+/// One step out of a frame at `pc` in `image` by its `.debug_frame` rules: `values` holds the frame's registers by
+/// DWARF number (0-15, 16 the return address, i.e. the pc) and becomes the caller's. Reads the stack through
+/// `read_word`. 1 on success; 0 when the image has no such rule (then `values` is unchanged).
+int sw_debug_frame_step(sw_image *image, pid_t pid, uint64_t pc, uint64_t values[17],
+                        int (*read_word)(void *context, uint64_t address, uint64_t *value), void *context);
+/// Frees what `sw_debug_frame_step` read for `image`.
+void sw_debug_frame_clear(sw_image *image);
 
 #endif

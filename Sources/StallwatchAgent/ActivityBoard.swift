@@ -30,27 +30,35 @@ final class ActivityBoard: Sendable {
         for index in 0..<LatencyHistogram.bucketCount { (counters + index).initialize(to: Atomic(0)) }
         return counters
     }()
+    /// The longest busy period so far, exactly (written by the main thread only).
+    private let longestBusyPeriod = Atomic<UInt64>(0)
     /// Main-thread state: when the current busy period began (0 while asleep).
     nonisolated(unsafe) private static var busySince: UInt64 = 0
 
     /// Publishes a transition. Main thread only (the observers run there).
     @inline(__always)
-    func publish(_ phase: LoopPhase, precise: Bool) {
+    func publish(_ phase: LoopPhase, mode: UInt8 = 0, precise: Bool) {
         let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
         let stamp = max(now, Self.lastStamp)
         Self.lastStamp = stamp
-        // A busy period runs from waking (or entering) to going to sleep; both ends read the precise clock.
+        // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep; both ends
+        // read the precise clock.
         switch phase {
-        case .afterWaiting, .entry: if Self.busySince == 0 { Self.busySince = now }
         case .sleeping:
             if Self.busySince != 0, now > Self.busySince {
-                busyPeriods[LatencyHistogram.index(forNanoseconds: now - Self.busySince)].add(1, ordering: .relaxed)
+                let period = now - Self.busySince
+                busyPeriods[LatencyHistogram.index(forNanoseconds: period)].add(1, ordering: .relaxed)
+                if period > longestBusyPeriod.load(ordering: .relaxed) {
+                    longestBusyPeriod.store(period, ordering: .relaxed)
+                }
             }
             Self.busySince = 0
-        default: break
+        default: if precise, phase.isBusy, Self.busySince == 0 { Self.busySince = now }
         }
         Self.sequence &+= 1
-        word.store(PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp), ordering: .relaxed)
+        word.store(
+            PackedActivity.pack(sequence: Self.sequence, phase: phase, timestamp: stamp, mode: mode), ordering: .relaxed
+        )
         if endProbeArmed.load(ordering: .relaxed) {
             endProbeArmed.store(false, ordering: .relaxed)
             endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)
@@ -60,7 +68,11 @@ final class ActivityBoard: Sendable {
     /// The busy-period histogram so far (any thread).
     func busyPeriodHistogram() -> LatencyHistogram {
         let counts = (0..<LatencyHistogram.bucketCount).map { busyPeriods[$0].load(ordering: .relaxed) }
-        return LatencyHistogram(counts: counts) ?? LatencyHistogram()
+        var histogram = LatencyHistogram(counts: counts) ?? LatencyHistogram()
+        let longest = longestBusyPeriod.load(ordering: .relaxed)
+        // Read after the counters: a period counted is then no longer than this.
+        if longest > 0 { histogram.exactMaximum = longest }
+        return histogram
     }
 
     /// The latest transition, read on the watcher's thread at `now`.

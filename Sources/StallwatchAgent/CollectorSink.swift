@@ -17,6 +17,9 @@ final class CollectorSink: StallSink {
     private var broken = false
     /// Stacks per stall, the first at detection.
     private let maxSamples: Int
+    /// Which of the current stall's moments (one per threshold) take a sample.
+    private var schedule: SampleSchedule
+    private var moment = 0
     private var samplesTaken = 0
     /// The stall whose in-process samples already carried the image map.
     private var imagesSentFor: Int?
@@ -24,6 +27,7 @@ final class CollectorSink: StallSink {
     init(socket: Int32, maxSamples: Int) {
         self.socket = socket
         self.maxSamples = maxSamples
+        schedule = SampleSchedule(maxSamples: maxSamples)
     }
 
     func send(_ message: AgentMessage) {
@@ -34,18 +38,22 @@ final class CollectorSink: StallSink {
         if sent < 0, errno != EINTR { broken = true }
     }
 
-    func watchingStarted() {
-        send(.watching(pid: pid, tid: pid))
+    func watchingStarted(strategy: WatchStrategy) {
+        send(.watching(pid: pid, tid: pid, strategy: strategy))
     }
 
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
         samplesTaken = 1
+        schedule = SampleSchedule(maxSamples: maxSamples)
+        moment = 0
+        _ = schedule.shouldSample(atMoment: moment)
         send(.stallBegan(pid: pid, tid: thread ?? pid, onset: onset))
         sample(onset, thread: thread ?? pid)
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard samplesTaken < maxSamples else { return }
+        moment += 1
+        guard schedule.shouldSample(atMoment: moment) else { return }
         samplesTaken += 1
         send(.stallSample(pid: pid, tid: thread ?? pid, identifier: onset.identifier, index: samplesTaken))
         sample(onset, thread: thread ?? pid)
@@ -75,7 +83,7 @@ final class CollectorSink: StallSink {
     }
 
     func busyPeriods(_ histogram: LatencyHistogram) {
-        send(.busyPeriods(pid: pid, buckets: histogram.sparse))
+        send(.busyPeriods(pid: pid, buckets: histogram.sparse, maxNanoseconds: histogram.exactMaximum))
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {

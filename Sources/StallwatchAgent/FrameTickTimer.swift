@@ -16,6 +16,8 @@ enum FrameTickTimer {
     /// Adds the timer to the main run loop. Safe to call from any thread.
     static func install(interval: UInt64) -> CFRunLoopTimer? {
         let seconds = Double(interval) / 1e9
+        // No main loop to tick on once the main thread has exited, and adding to it would print into stderr.
+        guard sw_agent_main_thread_exited() == 0 else { return nil }
         guard
             let timer = CFRunLoopTimerCreate(nil, CFAbsoluteTimeGetCurrent() + seconds, seconds, 0, 0, recordTick, nil)
         else { return nil }

@@ -1,4 +1,5 @@
 // The only CoreFoundation code in stallwatch: two observers on the main run loop that publish its activity.
+import CStallwatchAgentSupport
 import CoreFoundation
 import StallwatchCore
 
@@ -21,7 +22,11 @@ enum RunLoopObservers {
     private static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
     /// Adds both observers to the main run loop. Safe to call from any thread.
+    ///
+    /// Adds none once the main thread has exited (`dispatchMain()`, an async `main`): the loop will never run, and
+    /// CoreFoundation would print a complaint into the workload's stderr. The watcher pings the main queue instead.
     static func install() -> [CFRunLoopObserver] {
+        guard sw_agent_main_thread_exited() == 0 else { return [] }
         let mainLoop = CFRunLoopGetMain()
         var observers: [CFRunLoopObserver] = []
         if let first = CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, nil) {
@@ -56,13 +61,31 @@ final class ModeTracker: @unchecked Sendable {
     private let observers: [CFRunLoopObserver]
     private var known: Set<String> = []
 
+    /// Takes the modes the main loop has now as observed (adding the observers to those outside the common
+    /// modes), so that only modes appearing later need the main loop: a first refresh after the main thread exited
+    /// has nothing to add.
     init(observers: [CFRunLoopObserver]) {
         self.observers = observers
+        guard !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return }
+        _ = addObserversToNewModes()
     }
 
     /// Observes modes not seen before. Returns true if there were any: the published state may be stale
     /// until the main thread has gone through its next transition.
     func refresh() -> Bool {
+        // Nothing to observe, or a main thread gone for good: touching its loop would only make CoreFoundation
+        // print into the workload's stderr.
+        guard !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return false }
+        let added = addObserversToNewModes()
+        if added {
+            // A loop may already be running in the new mode, entered before it had observers.
+            RunLoopModes.modesChanged.store(true, ordering: .releasing)
+            CFRunLoopWakeUp(CFRunLoopGetMain())
+        }
+        return added
+    }
+
+    private func addObserversToNewModes() -> Bool {
         let mainLoop = CFRunLoopGetMain()
         guard let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
         var added = false
@@ -77,11 +100,10 @@ final class ModeTracker: @unchecked Sendable {
             }
             added = true
         }
-        if added { CFRunLoopWakeUp(mainLoop) }
         return added
     }
 
-    private static func name(of mode: CFString) -> String {
+    static func name(of mode: CFString) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard CFStringGetCString(mode, &buffer, buffer.count, CFStringBuiltInEncodings.UTF8.rawValue) else {
             return String(describing: mode)
@@ -91,18 +113,34 @@ final class ModeTracker: @unchecked Sendable {
     }
 }
 
+/// Main-thread state: where the thread is among nested and pumped loops.
+nonisolated(unsafe) private var nesting = RunLoopNesting()
+
 private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
-    let board = ActivityBoard.shared
     switch activity {
-    case .beforeSources: board.publish(.beforeSources, precise: false)
-    case .afterWaiting: board.publish(.afterWaiting, precise: true)
-    case .beforeWaiting: board.publish(.beforeWaiting, precise: true)
-    case .entry: board.publish(.entry, precise: true)
-    case .exit: board.publish(.exit, precise: true)
+    case .beforeSources: publish(.beforeSources, precise: false)
+    case .afterWaiting: publish(.afterWaiting, precise: true)
+    case .beforeWaiting: publish(.beforeWaiting, precise: true)
+    case .entry: publish(.entry, precise: true)
+    case .exit: publish(.exit, precise: true)
     default: break
     }
 }
 
 private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
-    ActivityBoard.shared.publish(.sleeping, precise: true)
+    publish(.sleeping, precise: true)
+}
+
+/// Moves the nesting model and publishes where it says the thread is. Only `entry` (and a repair, rare) asks
+/// CoreFoundation for the current mode; the hot `beforeSources` costs one relaxed load more than before.
+@inline(__always)
+private func publish(_ activity: RunLoopNesting.Activity, precise: Bool) {
+    if activity != .entry, activity != .exit {
+        let repair =
+            RunLoopModes.modesChanged.load(ordering: .relaxed)
+            && RunLoopModes.modesChanged.exchange(false, ordering: .acquiring)
+        if repair || nesting.needsMode(for: activity) { nesting.resynchronize(mode: RunLoopModes.currentIndex()) }
+    }
+    let state = nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
+    ActivityBoard.shared.publish(state.phase, mode: state.mode, precise: precise)
 }

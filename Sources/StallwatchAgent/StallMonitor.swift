@@ -145,6 +145,8 @@ final class HandlerSink: StallSink {
     // In-process: the toolchain's symbolicator only, never a helper process forked from the app.
     private let symbolicator = Symbolicator()
     private var pending: StallAssembler?
+    private var schedule = SampleSchedule(maxSamples: 1)
+    private var moment = 0
     private var images: ProcessImages?
 
     init(settings: WatchSettings, handler: @escaping @Sendable (StallReport) -> Void) {
@@ -152,7 +154,7 @@ final class HandlerSink: StallSink {
         self.handler = handler
     }
 
-    func watchingStarted() {}
+    func watchingStarted(strategy: WatchStrategy) {}
 
     func busyPeriods(_ histogram: LatencyHistogram) {}
 
@@ -168,13 +170,16 @@ final class HandlerSink: StallSink {
             captureMethod: .signal)
         stall.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
         pending = stall
+        schedule = SampleSchedule(maxSamples: settings.maxSamples)
+        moment = 0
+        _ = schedule.shouldSample(atMoment: moment)
         takeSample()
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard let stall = pending, stall.identifier == onset.identifier,
-            stall.report.samples.count < settings.maxSamples
-        else { return }
+        guard let stall = pending, stall.identifier == onset.identifier else { return }
+        moment += 1
+        guard schedule.shouldSample(atMoment: moment) else { return }
         takeSample()
     }
 
@@ -202,10 +207,12 @@ final class HandlerSink: StallSink {
 
     /// Reports a stall still in progress when the monitor stops.
     func flushUnfinished() {
-        if let stall = pending {
+        // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
+        if let stall = pending, !stall.report.isOutsideLoop {
             pending = nil
             deliver(stall)
         }
+        pending = nil
     }
 
     private func deliver(_ stall: StallAssembler) {

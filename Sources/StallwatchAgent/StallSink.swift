@@ -3,8 +3,9 @@ import StallwatchCore
 
 /// Receives the watcher's findings, on the watcher's thread.
 protocol StallSink: AnyObject {
-    /// The main run loop ran for the first time.
-    func watchingStarted()
+    /// Watching began: the main run loop ran for the first time (`runLoop`), or a main-queue ping was answered in a
+    /// program without one (`ping`).
+    func watchingStarted(strategy: WatchStrategy)
     /// A stall was declared; the sink arranges for the stalled thread's stack to be captured now.
     /// `thread` is the thread serving the main queue under the ping strategy; nil means the main thread.
     func stallBegan(_ onset: StallOnset, thread: Int32?)

@@ -124,13 +124,15 @@ final class Watcher: @unchecked Sendable {
         }
         if !announced, snapshot.phase != .notStarted {
             announced = true
-            sink.watchingStarted()
+            sink.watchingStarted(strategy: .runLoop)
         }
         let events = detector.observe(
             snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
         for event in events {
             switch event {
-            case .began(let onset): sink.stallBegan(onset, thread: nil)
+            case .began(var onset):
+                onset.mode = RunLoopModes.name(onset.modeIndex)
+                sink.stallBegan(onset, thread: nil)
             case .ended(let onset, let endedAt): sink.stallEnded(onset, endedAt: endedAt)
             }
         }
@@ -165,7 +167,11 @@ final class Watcher: @unchecked Sendable {
         case .ping: return true
         case .auto:
             if pinging { return true }
-            return board.read(now: now).phase == .notStarted && now >= startedAt + probeDelay
+            let phase = board.read(now: now).phase
+            if phase == .notStarted { return now >= startedAt + probeDelay }
+            // A main thread that left its loop and then exited for good (`RunLoop.main.run(until:)`, then
+            // `dispatchMain()`): its loop will not run again, and its main queue is served elsewhere.
+            return phase == .outsideLoop && detector.ongoingStall == nil && sw_agent_main_thread_exited() != 0
         }
     }
 
@@ -175,7 +181,7 @@ final class Watcher: @unchecked Sendable {
         if !pinging, pings.servingThread != nil {
             pinging = true
             announced = true
-            sink.watchingStarted()
+            sink.watchingStarted(strategy: .ping)
         }
         for event in events {
             switch event {

@@ -25,6 +25,7 @@ enum AttachCommand {
             watchedPids: outcome.watchedPids, exitStatus: nil,
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.attached = outcome.attached
+        summary.strategies = outcome.strategies
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {
             for warning in summary.warnings { Diagnostics.warning(warning) }

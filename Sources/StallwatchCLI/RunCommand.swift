@@ -51,6 +51,7 @@ enum RunCommand {
                 workload: workload, timedOut: outcome.timedOut, reportsLost: output.lostRecords, verdict: verdict),
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.budget = verdict
+        summary.strategies = outcome.strategies
         summary.timedOut = outcome.timedOut
         summary.busyPeriods = outcome.busyPeriods
         summary.thresholdNanoseconds = options.settings.thresholdNanoseconds

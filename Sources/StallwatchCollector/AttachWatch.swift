@@ -21,6 +21,8 @@ public final class AttachWatch {
         public var stalls: [StallReport]
         public var warnings: [String]
         public var watchedPids: [Int32]
+        /// How the agent watched (run-loop observers, main-queue pings); empty from outside.
+        public var strategies: [WatchStrategy]
         public var attached: AttachOutcome
         public var startedAt: UInt64
         public var endedAt: UInt64
@@ -126,6 +128,7 @@ public final class AttachWatch {
         }
         return Outcome(
             stalls: stalls, warnings: warnings, watchedPids: collector.watchedPids,
+            strategies: collector.strategiesUsed,
             attached: AttachOutcome(
                 mode: connection.mode, pid: pid, processName: processName, ending: attached.ending ?? .exited),
             startedAt: started, endedAt: monotonicNow())

@@ -38,6 +38,17 @@ final class Collector {
     private var finished: [StallReport] = []
     private(set) var loadedPids: Set<Int32> = []
     private(set) var watchedPids: [Int32] = []
+    /// How each watched process is watched, as its agent said.
+    private(set) var strategies: [Int32: WatchStrategy] = [:]
+
+    /// How the watched processes were watched, each strategy once, in the order of ``watchedPids``.
+    var strategiesUsed: [WatchStrategy] {
+        var used: [WatchStrategy] = []
+        for pid in watchedPids {
+            if let strategy = strategies[pid], !used.contains(strategy) { used.append(strategy) }
+        }
+        return used
+    }
     /// What agents said when they would not watch.
     private(set) var refusals: [String] = []
     /// Messages dropped because their sender could not vouch for what they claimed (see ``MessageGate``).
@@ -123,8 +134,9 @@ final class Collector {
             ($0.assembler.report.start, $0.assembler.report.pid) < ($1.assembler.report.start, $1.assembler.report.pid)
         }
         pending.removeAll()
+        // Still outside its loop at the end: the program left its loop for good, which is no stall.
         let now = monotonicNow()
-        for var stall in unfinished {
+        for var stall in unfinished where !stall.assembler.report.isOutsideLoop {
             stall.assembler.watchEnded(at: now)
             close(stall)
         }
@@ -156,9 +168,11 @@ final class Collector {
 
     private func handle(_ message: AgentMessage) {
         switch message {
-        case .busyPeriods(let pid, let buckets):
+        case .busyPeriods(let pid, let buckets, let longest):
             // Each message holds the agent's counts so far: keep the latest per process.
-            busyPeriods[pid] = LatencyHistogram(sparse: buckets)
+            var histogram = LatencyHistogram(sparse: buckets)
+            histogram.exactMaximum = longest
+            busyPeriods[pid] = histogram
         case .frameRate(let pid, let start, let end, let frames, let dropped):
             let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
             frameRates.append(reading.framesPerSecond)
@@ -171,8 +185,9 @@ final class Collector {
             loadedPids.insert(pid)
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
-        case .watching(let pid, _):
+        case .watching(let pid, _, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
+            if let strategy { strategies[pid] = strategy }
         case .stallBegan(let pid, let tid, let onset):
             var stall = StallCapturer.OpenStall(
                 assembler: StallAssembler(
@@ -182,7 +197,8 @@ final class Collector {
             stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
             pending[stall.key] = stall
-            output.stallDetected(stall.assembler.report)
+            // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
+            if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
         case .stallSample(let pid, let tid, let identifier, _):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
                 capturer.reply(.captured(identifier: identifier))

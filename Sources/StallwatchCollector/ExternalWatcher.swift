@@ -44,6 +44,9 @@ final class ExternalWatcher {
     let pid: Int32
     private let threshold: UInt64
     private let maxSamples: Int
+    /// Which of the current stall's moments (one per sampling tick) take a sample (see ``SampleSchedule``).
+    private var schedule = SampleSchedule(maxSamples: 1)
+    private var moment = 0
     private var detector: StallDetector
     /// The detector's view of the thread: a busy or an idle snapshot, renewed at each change.
     private var snapshot = ActivitySnapshot.initial
@@ -113,6 +116,9 @@ final class ExternalWatcher {
             case .began(let onset):
                 if busySinceFirstLook { startedAtFirstLook.insert(onset.identifier) }
                 samplesTaken = 1
+                schedule = SampleSchedule(maxSamples: maxSamples)
+                moment = 0
+                _ = schedule.shouldSample(atMoment: moment)
                 let real = StallOnset(
                     identifier: onset.identifier, phase: .notStarted, start: busySince, detectedAt: now,
                     sequence: onset.sequence)
@@ -120,9 +126,11 @@ final class ExternalWatcher {
             }
         }
         if let ongoing = detector.ongoingStall,
-            !events.contains(where: { if case .began = $0 { true } else { false } }),
-            samplesTaken < maxSamples
+            !events.contains(where: { if case .began = $0 { true } else { false } })
         {
+            moment += 1
+        }
+        if let ongoing = detector.ongoingStall, moment > 0, schedule.shouldSample(atMoment: moment) {
             samplesTaken += 1
             messages.append(.stallSample(pid: pid, tid: pid, identifier: ongoing.identifier, index: samplesTaken))
         }

@@ -30,9 +30,9 @@ struct MessageGate {
             return .loaded(pid: sender, agentVersion: String(version.prefix(Self.longestText)))
         case .refused(_, let reason):
             return .refused(pid: sender, reason: String(reason.prefix(Self.longestText)))
-        case .watching(let pid, let tid):
+        case .watching(let pid, let tid, let strategy):
             guard let thread = threadOf(sender, tid, pid) else { return nil }
-            return .watching(pid: sender, tid: thread)
+            return .watching(pid: sender, tid: thread, strategy: strategy)
         case .stallBegan(let pid, let tid, let onset):
             guard onset.start <= onset.detectedAt, onset.detectedAt <= now &+ Self.clockSlack,
                 let thread = threadOf(sender, tid, pid)
@@ -44,8 +44,8 @@ struct MessageGate {
         case .stallEnded(_, let identifier, let endedAt):
             guard endedAt <= now &+ Self.clockSlack else { return nil }
             return .stallEnded(pid: sender, identifier: identifier, endedAt: endedAt)
-        case .busyPeriods(_, let buckets):
-            return .busyPeriods(pid: sender, buckets: buckets)
+        case .busyPeriods(_, let buckets, let longest):
+            return .busyPeriods(pid: sender, buckets: buckets, maxNanoseconds: longest)
         case .inProcessSample(_, let identifier, let addresses, let capturedAt, let imageMap, let error):
             guard capturedAt <= now &+ Self.clockSlack else { return nil }
             return .inProcessSample(

@@ -20,6 +20,8 @@ public final class RunWatch {
         public var warnings: [String]
         /// Processes whose main run loop the agent watched.
         public var watchedPids: [Int32]
+        /// How they were watched (run-loop observers, main-queue pings), each strategy once.
+        public var strategies: [WatchStrategy]
         public var busyPeriods: LatencyHistogram?
         public var framesPerSecond: [Double]?
         /// When the workload was launched and when the watch ended, `CLOCK_MONOTONIC` nanoseconds.
@@ -96,7 +98,8 @@ public final class RunWatch {
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
             warnings: Self.warnings(collector, timedOut: target.timedOut), watchedPids: collector.watchedPids,
-            busyPeriods: collector.busyPeriodHistogram, framesPerSecond: collector.framesPerSecond,
+            strategies: collector.strategiesUsed, busyPeriods: collector.busyPeriodHistogram,
+            framesPerSecond: collector.framesPerSecond,
             startedAt: started, endedAt: monotonicNow())
     }
 

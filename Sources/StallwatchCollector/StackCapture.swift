@@ -76,9 +76,7 @@ public enum StackCapture {
             firstStop = firstStop ?? monotonicNow()
             do {
                 let stack = try captureRetryingTransientLoss(sampler, target, tid: tid)
-                var note: String?
-                if stack.unwindError != 0 { note = "the unwinder stopped early (libunwind error \(stack.unwindError))" }
-                captured.append((tid, name, state, stack, note))
+                captured.append((tid, name, state, stack, nil))
             } catch {
                 switch error {
                 case .noSuchThread where tid != pid:
@@ -106,9 +104,15 @@ public enum StackCapture {
         let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
         let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
         let threads = zip(captured, named).map { thread, frames in
-            ThreadStack(
+            // A stack that ends before the thread's start says so, and why.
+            let cutShort = thread.stack.flatMap { stack in
+                StackEnd.cutShortNote(
+                    frames: frames, unwindError: stack.unwindError, maxFrames: RemoteStackSampler.defaultMaxFrames,
+                    captured: stack.addresses.count)
+            }
+            return ThreadStack(
                 tid: thread.tid, name: thread.name, state: thread.state, frames: frames,
-                stoppedNanoseconds: thread.stack?.stoppedNanoseconds, error: thread.error)
+                stoppedNanoseconds: thread.stack?.stoppedNanoseconds, error: thread.error ?? cutShort)
         }
         return .success(
             ProcessStacks(

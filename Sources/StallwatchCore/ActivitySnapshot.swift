@@ -10,11 +10,14 @@ public struct ActivitySnapshot: Equatable, Sendable {
     public var phase: LoopPhase
     /// When the transition happened, in `CLOCK_MONOTONIC` nanoseconds.
     public var timestamp: UInt64
+    /// The run-loop mode the loop was running in (the agent's index for it; 0 for none or unknown).
+    public var mode: UInt8
 
-    public init(sequence: UInt64, phase: LoopPhase, timestamp: UInt64) {
+    public init(sequence: UInt64, phase: LoopPhase, timestamp: UInt64, mode: UInt8 = 0) {
         self.sequence = sequence
         self.phase = phase
         self.timestamp = timestamp
+        self.mode = mode
     }
 
     /// Before the loop's first activity.

@@ -8,8 +8,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case loaded(pid: Int32, agentVersion: String)
     /// The agent will not watch this process, and why (e.g. a different Swift runtime).
     case refused(pid: Int32, reason: String)
-    /// The process's main run loop ran for the first time: it is being watched.
-    case watching(pid: Int32, tid: Int32)
+    /// The process is being watched: its main run loop ran for the first time (`strategy` `runLoop`), or its main
+    /// queue answered a ping in a program with no run loop (`ping`).
+    case watching(pid: Int32, tid: Int32, strategy: WatchStrategy? = nil)
     /// A stall was declared; the collector captures the thread's stack and answers.
     case stallBegan(pid: Int32, tid: Int32, onset: StallOnset)
     /// The stall goes on: the collector captures another sample and answers as for `stallBegan`.
@@ -17,8 +18,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     /// A declared stall ended.
     case stallEnded(pid: Int32, identifier: Int, endedAt: UInt64)
     /// The run loop's busy periods so far (a ``LatencyHistogram``, as `[bucket, count]` pairs for the
-    /// non-empty buckets). Sent about once a second when it changed, and when the process exits.
-    case busyPeriods(pid: Int32, buckets: [[UInt64]])
+    /// non-empty buckets) and the longest one, exactly. Sent about once a second when it changed, and when the
+    /// process exits.
+    case busyPeriods(pid: Int32, buckets: [[UInt64]], maxNanoseconds: UInt64? = nil)
     /// The stack the agent captured itself, on the collector's request, with the process's image map
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
     case inProcessSample(

@@ -18,6 +18,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case modal
     case modalStall = "modal-stall"
     case dispatchMain = "dispatch-main"
+    case nestedThenStall = "nested-then-stall"
+    case pumpLoop = "pump-loop"
     case hiccups
     case baseline
 
@@ -35,6 +37,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .modal: "A responsive nested loop in a private mode."
         case .modalStall: "CPU work in a timer inside such a modal session."
         case .dispatchMain: "No run loop (dispatchMain); CPU work in a block."
+        case .nestedThenStall: "CPU work in a timer after a nested loop returns."
+        case .pumpLoop: "CPU work between calls of a self-pumped loop."
         case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
         case .baseline: "Short work only; no stall expected."
         }
@@ -55,6 +59,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .modal: nil
         case .modalStall: "ModalSession.validateFormFields"
         case .dispatchMain: "SyncEngine.mergeChanges"
+        case .nestedThenStall: "AutosaveCoordinator.writeSnapshot"
+        case .pumpLoop: "FeedRefresher.rebuildFeed"
         case .hiccups: nil
         case .baseline: nil
         }
@@ -74,6 +80,12 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .modal: "a timer callback runs a responsive nested run loop in a private mode; never stalls"
         case .modalStall: "inside such a modal session, a timer in the private mode burns CPU"
         case .dispatchMain: "no run loop: the program calls dispatchMain() and a main-queue block burns CPU"
+        case .nestedThenStall:
+            "a timer callback runs a responsive nested loop for 300 ms (a private mode, then the default mode), then"
+                + " burns CPU in the same callback"
+        case .pumpLoop:
+            "the main thread pumps RunLoop.run(mode:before:) itself and burns CPU between two calls; after its last"
+                + " call it spends 400 ms shutting down, which is no stall"
         case .hiccups: "a timer burns 150 ms of CPU every 250 ms: janky, though no single callout is a stall"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
         }

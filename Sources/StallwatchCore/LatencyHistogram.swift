@@ -2,13 +2,18 @@
 
 /// Counts durations in log-linear buckets: each power-of-two range of microseconds is split into
 /// ``subBuckets`` equal parts, so every bucket is within 1/8 (12.5 %) of the values it holds, from 1 µs to
-/// over an hour, in a fixed 256 counters — whatever the run's length.
+/// over an hour, in a fixed 256 counters — whatever the run's length. Percentiles are each bucket's middle, within
+/// ``precisionPercent`` of the true value; the maximum is kept exactly beside the counters.
 public struct LatencyHistogram: Equatable, Sendable {
+    /// How far a percentile's value may be from the true one, in percent: half a bucket's width over its start.
+    public static let precisionPercent = 6.25
     public static let subBuckets = 8
     static let subBucketBits = 3
     public static let bucketCount = 256
 
     public private(set) var counts: [UInt64]
+    /// The longest duration recorded, exactly, when the recorder kept it (the agent does).
+    public var exactMaximum: UInt64?
 
     public init() {
         counts = Array(repeating: 0, count: Self.bucketCount)
@@ -61,17 +66,27 @@ public struct LatencyHistogram: Equatable, Sendable {
         index + 1 < bucketCount ? lowerBound(ofBucket: index + 1) - 1 : UInt64.max
     }
 
+    /// The middle of a bucket: the value a percentile falling in it is shown as.
+    public static func representative(ofBucket index: Int) -> UInt64 {
+        let lower = lowerBound(ofBucket: index)
+        let upper = upperBound(ofBucket: index)
+        return upper == UInt64.max ? lower : lower + (upper - lower + 1) / 2
+    }
+
     public mutating func record(nanoseconds: UInt64) {
         counts[Self.index(forNanoseconds: nanoseconds)] += 1
+        exactMaximum = max(exactMaximum ?? 0, nanoseconds)
     }
 
     public mutating func merge(_ other: LatencyHistogram) {
         for index in counts.indices { counts[index] += other.counts[index] }
+        if let longest = other.exactMaximum { exactMaximum = max(exactMaximum ?? 0, longest) }
     }
 
     public var total: UInt64 { counts.reduce(0, +) }
 
-    /// The value at or below which `percent` of the recorded durations fall (the bucket's upper bound).
+    /// The value at or below which `percent` of the recorded durations fall: the middle of its bucket (within
+    /// ``precisionPercent``), never more than the exact maximum when it is known.
     public func percentile(_ percent: Double) -> UInt64? {
         let total = self.total
         guard total > 0 else { return nil }
@@ -79,14 +94,18 @@ public struct LatencyHistogram: Equatable, Sendable {
         var seen: UInt64 = 0
         for (index, count) in counts.enumerated() where count > 0 {
             seen += count
-            if seen >= rank { return Self.upperBound(ofBucket: index) }
+            if seen >= rank {
+                let value = Self.representative(ofBucket: index)
+                return exactMaximum.map { min(value, $0) } ?? value
+            }
         }
         return nil
     }
 
-    /// The largest recorded duration's bucket upper bound.
+    /// The longest recorded duration: exact when it was kept, otherwise its bucket's upper bound.
     public var maximum: UInt64? {
-        counts.lastIndex { $0 > 0 }.map(Self.upperBound(ofBucket:))
+        guard let last = counts.lastIndex(where: { $0 > 0 }) else { return nil }
+        return exactMaximum ?? Self.upperBound(ofBucket: last)
     }
 
     /// How many durations were at least `nanoseconds` long (counting whole buckets from the one holding it).

@@ -23,18 +23,26 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     case exit = 6
     /// No run loop: a main-queue ping went unanswered (a `dispatchMain()` or main-actor program).
     case mainQueue = 7
+    /// The thread left its outermost run loop after running it: a program that pumps the loop itself
+    /// (`while running { RunLoop.current.run(mode:before:) }`) is working between two of its calls. Busy: no
+    /// timer or source of the loop can run until the thread comes back (see ``RunLoopNesting``).
+    case outsideLoop = 8
 
     /// Whether a timeout in this phase counts toward a stall.
     ///
     /// The classic detector counts `afterWaiting` and `beforeSources`. stallwatch also counts `entry` (the
     /// loop is between entry and its first sources) and `beforeWaiting` (another observer is running).
-    /// An asleep loop, one that never ran, and one that returned to its caller never count.
+    /// `outsideLoop` counts too: the thread ran its loop and has not come back to it. An asleep loop and one that
+    /// never ran never count (`exit` is no longer published: leaving a loop resumes the phase outside it).
     public var isBusy: Bool {
         switch self {
-        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue: true
+        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue, .outsideLoop: true
         case .notStarted, .sleeping, .exit: false
         }
     }
+
+    /// Whether this is time outside the thread's outermost run loop (see ``StallReport/isOutsideLoop``).
+    public var isOutsideLoop: Bool { self == .outsideLoop }
 
     /// The name used in reports, matching CoreFoundation's activity names.
     public var name: String {
@@ -47,6 +55,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .afterWaiting: "afterWaiting"
         case .exit: "exit"
         case .mainQueue: "mainQueue"
+        case .outsideLoop: "outsideLoop"
         }
     }
 
@@ -61,6 +70,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .afterWaiting: "handling a timer, main-queue block or port after waking"
         case .exit: "outside the run loop"
         case .mainQueue: "a main-queue block, in a program with no run loop (dispatchMain or the main actor)"
+        case .outsideLoop: "between run-loop calls: the thread pumps its loop itself and had not come back to it"
         }
     }
 

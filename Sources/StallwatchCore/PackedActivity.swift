@@ -2,12 +2,15 @@
 
 /// Packs an ``ActivitySnapshot`` into one atomic word and unpacks it on the watcher's side.
 ///
-/// Layout, high to low: 40 bits of timestamp in microseconds (wraps every 12.7 days), 20 bits of
-/// sequence, 4 bits of phase. One plain store keeps the three consistent with no lock and no fence; the
+/// Layout, high to low: 40 bits of timestamp in microseconds (wraps every 12.7 days), 16 bits of
+/// sequence, 4 bits of run-loop mode (an index the agent assigns, 0 for none or unknown), 4 bits of phase. One plain store keeps the three consistent with no lock and no fence; the
 /// watcher detects progress by comparing whole words, so a wrapped sequence alone never hides a change.
 public enum PackedActivity {
     static let phaseBits: UInt64 = 4
-    static let sequenceBits: UInt64 = 20
+    static let modeBits: UInt64 = 4
+    static let sequenceBits: UInt64 = 16
+    /// Mode indices that fit in the word: 1 to 15 (0 is "none").
+    public static let modeLimit: UInt8 = 15
     static let timestampBits: UInt64 = 40
     static let timestampMask: UInt64 = (1 << timestampBits) - 1
     static let sequenceMask: UInt64 = (1 << sequenceBits) - 1
@@ -16,10 +19,12 @@ public enum PackedActivity {
     ///   - sequence: the publisher's running count of transitions (only its low bits are kept).
     ///   - phase: the transition.
     ///   - timestamp: `CLOCK_MONOTONIC` nanoseconds.
+    ///   - mode: the run-loop mode's index (0 for none; only the low 4 bits are kept).
     @inline(__always)
-    public static func pack(sequence: UInt64, phase: LoopPhase, timestamp: UInt64) -> UInt64 {
+    public static func pack(sequence: UInt64, phase: LoopPhase, timestamp: UInt64, mode: UInt8 = 0) -> UInt64 {
         let micros = (timestamp / 1000) & timestampMask
-        return micros << (sequenceBits + phaseBits) | (sequence & sequenceMask) << phaseBits | UInt64(phase.rawValue)
+        return micros << (sequenceBits + modeBits + phaseBits) | (sequence & sequenceMask) << (modeBits + phaseBits)
+            | UInt64(mode & 0xF) << phaseBits | UInt64(phase.rawValue)
     }
 
     /// Unpacks a word read at `now`: the full timestamp is the time nearest `now` whose low 40 bits of
@@ -28,7 +33,8 @@ public enum PackedActivity {
     public static func unpack(_ word: UInt64, now: UInt64) -> ActivitySnapshot {
         guard word != 0 else { return .initial }
         let phase = LoopPhase(rawValue: UInt8(word & ((1 << phaseBits) - 1))) ?? .notStarted
-        let packedMicros = word >> (sequenceBits + phaseBits)
+        let mode = UInt8((word >> phaseBits) & ((1 << modeBits) - 1))
+        let packedMicros = word >> (sequenceBits + modeBits + phaseBits)
         let nowMicros = now / 1000
         let age = (nowMicros &- packedMicros) & timestampMask
         let ahead = (packedMicros &- nowMicros) & timestampMask
@@ -40,6 +46,6 @@ public enum PackedActivity {
             micros = nowMicros >= age ? nowMicros - age : 0
         }
         // The whole word identifies the transition: any new publication changes it.
-        return ActivitySnapshot(sequence: word, phase: phase, timestamp: micros * 1000)
+        return ActivitySnapshot(sequence: word, phase: phase, timestamp: micros * 1000, mode: mode)
     }
 }

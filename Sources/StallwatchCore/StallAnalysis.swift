@@ -1,7 +1,7 @@
 // Reading a stall's samples: which frame dominated, which callout it was, a fingerprint, how sure we are.
 
 extension StallReport {
-    /// The deepest application frame present in most samples: what the stall spent its time in.
+    /// The deepest user-written frame present in most samples: what the stall spent its time in.
     ///
     /// A single capture shows whatever ran at that instant (the complaint about one-shot hang detectors);
     /// over several samples, a function that ran for most of the stall appears in most of them. Among the
@@ -11,9 +11,11 @@ extension StallReport {
     public var dominantFrame: Frame? {
         guard samples.count > 1 else { return culprit }
         var presence: [String: (count: Int, depth: Int, frame: Frame)] = [:]
+        let userWritten = hasUserWrittenFrames
         for sample in samples {
             var seen: Set<String> = []
-            for (index, frame) in sample.frames.enumerated() where ImageClassifier.isApplicationFrame(frame) {
+            for (index, frame) in sample.frames.enumerated()
+            where userWritten ? UserCode.isUserWritten(frame) : ImageClassifier.isApplicationFrame(frame) {
                 guard let symbol = frame.symbol, seen.insert(symbol).inserted else { continue }
                 let depth = sample.frames.count - index
                 let entry = presence[symbol] ?? (0, depth, frame)
@@ -31,18 +33,33 @@ extension StallReport {
         samples.lazy.compactMap { CalloutKind(frames: $0.frames) }.first ?? (phase == .mainQueue ? .mainQueue : nil)
     }
 
-    /// A stable identity for "the same stall": the dominant frame and up to two application callers,
-    /// by name (not address, so it survives a rebuild), plus the callout kind. 16 hex digits.
+    /// A stable identity for "the same stall": the dominant frame and up to two user-written callers, by name
+    /// (not address, so it survives a rebuild), plus the callout kind. 16 hex digits.
+    ///
+    /// A stall seen from outside (`attach --mode external`), or whose dominant frame has no source location, is
+    /// likely an interpreter's or a runtime's (python3, a VM), whose C function is the same for every script-level
+    /// stall: there every caller of the program's image counts, by name, runs of one name (recursion, the eval loop re-entered) counted once, so stalls that
+    /// reach it by different paths differ.
     public var fingerprint: String {
         var parts = [callout?.rawValue ?? "-"]
         if let dominant = dominantFrame?.symbol,
             let sample = samples.first(where: { $0.frames.contains { $0.symbol == dominant } }),
             let index = sample.frames.firstIndex(where: { $0.symbol == dominant })
         {
-            let callers = sample.frames[index...].filter { ImageClassifier.isApplicationFrame($0) && !$0.inlined }
-                .compactMap(\.symbol)
+            let dominantFrame = sample.frames[index]
+            let seenFromOutside =
+                attached?.mode == .external || (dominantFrame.file == nil && dominantFrame.line == nil)
+            let callers = sample.frames[index...].filter {
+                (seenFromOutside ? ImageClassifier.isApplicationFrame($0) : isCandidate($0)) && !$0.inlined
+            }.compactMap(\.symbol)
             // The optimizer's prefixes change with build settings, not with the code: leave them out.
-            parts += callers.prefix(3).map { $0.hasPrefix("specialized ") ? String($0.dropFirst(12)) : $0 }
+            let names = callers.map { $0.hasPrefix("specialized ") ? String($0.dropFirst(12)) : $0 }
+            if seenFromOutside {
+                parts += names.enumerated().filter { $0.offset == 0 || names[$0.offset - 1] != $0.element }.map(
+                    \.element)
+            } else {
+                parts += names.prefix(3)
+            }
         } else {
             parts.append(phase.name)
         }

@@ -11,6 +11,8 @@ public struct StallAssembler: Sendable {
     private var cpuAtDetection: (cpu: UInt64, wall: UInt64)?
     /// The thread's state read before the latest capture (in-process samples arrive later and take it).
     public private(set) var lastState: ThreadState?
+    /// `--max-samples`: beyond it, every other sample is dropped (see ``SampleSchedule``).
+    private let maxSamples: Int
 
     /// Below this much wall time the scheduler's 10 ms tick makes a CPU share meaningless.
     static let shortestTimedStall: UInt64 = 50_000_000
@@ -24,6 +26,8 @@ public struct StallAssembler: Sendable {
             start: onset.start, end: nil, detectedAt: onset.detectedAt,
             thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
             captureMethod: captureMethod, samples: [])
+        report.mode = onset.mode
+        maxSamples = settings.maxSamples
     }
 
     /// The stall's identity among the process's stalls.
@@ -48,6 +52,7 @@ public struct StallAssembler: Sendable {
             Sample(
                 frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
                 threadState: lastState))
+        report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }
 
     /// A capture that failed: the stall has no capture method if it has no sample yet.

@@ -69,7 +69,8 @@ public struct StallDetector: Sendable {
         if ongoing == nil, timeouts(at: now) >= count {
             let onset = StallOnset(
                 identifier: nextIdentifier, phase: current.phase, start: current.timestamp,
-                detectedAt: now, sequence: current.sequence)
+                detectedAt: now, sequence: current.sequence,
+                modeIndex: current.mode == 0 ? nil : current.mode)
             nextIdentifier += 1
             ongoing = onset
             events.append(.began(onset))
@@ -100,12 +101,22 @@ public struct StallOnset: Equatable, Sendable, Codable {
     /// When the watcher declared it.
     public var detectedAt: UInt64
     public var sequence: UInt64
+    /// The run-loop mode the loop was running in when the stall began (`kCFRunLoopDefaultMode`, a private
+    /// mode); nil outside any loop, for pings, or when unknown. The detector leaves it nil: the agent names it.
+    public var mode: String?
+    /// The agent's index of that mode (0 for none), which the agent turns into ``mode``.
+    public var modeIndex: UInt8?
 
-    public init(identifier: Int, phase: LoopPhase, start: UInt64, detectedAt: UInt64, sequence: UInt64) {
+    public init(
+        identifier: Int, phase: LoopPhase, start: UInt64, detectedAt: UInt64, sequence: UInt64, mode: String? = nil,
+        modeIndex: UInt8? = nil
+    ) {
         self.identifier = identifier
         self.phase = phase
         self.start = start
         self.detectedAt = detectedAt
         self.sequence = sequence
+        self.mode = mode
+        self.modeIndex = modeIndex
     }
 }

@@ -8,6 +8,9 @@ public struct StallReport: Equatable, Sendable {
     /// The watched program's name (from `/proc/PID/comm`).
     public var processName: String
     public var phase: LoopPhase
+    /// The run-loop mode the loop was running in when the stall began; nil outside any loop, for a main-queue
+    /// ping, or when unknown.
+    public var mode: String?
     /// The last run-loop transition before the stall, `CLOCK_MONOTONIC` nanoseconds.
     public var start: UInt64
     /// The first transition after it; `nil` while the stall is unfinished.
@@ -47,6 +50,19 @@ public struct StallReport: Equatable, Sendable {
         self.samples = samples
     }
 
+    /// How the stall was seen: `ping` for an unanswered main-queue ping, `runLoop` for the run-loop observers;
+    /// nil seen from outside (`stallwatch attach --mode external`).
+    public var strategy: WatchStrategy? {
+        if attached?.mode == .external { return nil }
+        return phase == .mainQueue ? .ping : .runLoop
+    }
+
+    /// Whether the stall is time spent outside the thread's outermost run loop (a loop pumped by hand).
+    ///
+    /// The rule: such a stall counts only once the thread comes back to its loop. One still in progress when the
+    /// watch ends is the program leaving its loop for good (its shutdown), not an endless stall, and is dropped.
+    public var isOutsideLoop: Bool { phase == .outsideLoop }
+
     /// The stall's length in nanoseconds, once it has ended.
     public var duration: UInt64? { end.map { $0 >= start ? $0 - start : 0 } }
 
@@ -58,10 +74,23 @@ public struct StallReport: Equatable, Sendable {
         return until > start ? until - start : 0
     }
 
-    /// The innermost frame of the first sample that belongs to the program rather than to the system
-    /// (libc, Foundation, CoreFoundation, libdispatch, the Swift runtime, the vDSO): where to look first.
+    /// The innermost frame of the first sample that the program's author wrote: in the program's own image rather
+    /// than the system's (libc, Foundation, CoreFoundation, libdispatch, the Swift runtime, the vDSO), and not a
+    /// witness, thunk, library specialization or compiler-generated code (``UserCode``): where to look first. With
+    /// no such frame, the innermost frame of the program's image.
     public var culprit: Frame? {
-        samples.first?.frames.first { ImageClassifier.isApplicationFrame($0) }
+        let frames = samples.first?.frames ?? []
+        return frames.first(where: UserCode.isUserWritten) ?? frames.first(where: ImageClassifier.isApplicationFrame)
+    }
+
+    /// Whether any sample has a user-written frame: the culprit rules then look at those frames only.
+    var hasUserWrittenFrames: Bool {
+        samples.contains { $0.frames.contains(where: UserCode.isUserWritten) }
+    }
+
+    /// The frames the culprit may be: user-written ones, or, in a stall with none, the program's image's.
+    func isCandidate(_ frame: Frame) -> Bool {
+        hasUserWrittenFrames ? UserCode.isUserWritten(frame) : ImageClassifier.isApplicationFrame(frame)
     }
 }
 
@@ -92,6 +121,9 @@ public struct RunSummary: Equatable, Sendable {
     public var runNanoseconds: UInt64
     /// Processes whose main run loop the agent watched.
     public var watchedPids: [Int32]
+    /// How they were watched: `runLoop` (observers on the main run loop) or `ping` (main-queue pings, for a
+    /// program with no run loop), each once.
+    public var strategies: [WatchStrategy] = []
     /// The workload's exit status as `stallwatch run` returns it.
     public var exitStatus: Int32?
     /// Things the user should know: a loop that never ran, an agent that could not load.

@@ -146,20 +146,14 @@ public struct ThreadActivity: Equatable, Sendable {
     }
 }
 
-/// Names of the x86-64 system calls a blocked main thread typically sits in (from the kernel's syscall
-/// table), for `/proc/PID/task/TID/syscall`, which gives only the number.
+/// Names of the x86-64 system calls, for `/proc/PID/task/TID/syscall`, which gives only the number: the whole
+/// table (``table``), so a thread parked by libdispatch reads `rt_sigsuspend`, not a number.
 public enum SyscallNames {
-    static let x86_64: [Int: String] = [
-        0: "read", 1: "write", 7: "poll", 17: "pread64", 19: "readv", 20: "writev", 23: "select",
-        35: "nanosleep", 42: "connect", 43: "accept", 44: "sendto", 45: "recvfrom", 46: "sendmsg", 47: "recvmsg",
-        61: "wait4", 74: "fsync", 219: "restart_syscall", 75: "fdatasync", 202: "futex", 208: "io_getevents",
-        230: "clock_nanosleep",
-        232: "epoll_wait", 247: "waitid", 257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait",
-        288: "accept4", 441: "epoll_pwait2", 449: "futex_waitv",
-    ]
-
-    /// The name for a syscall number, or `syscall N` for one not in the table.
-    public static func name(_ number: Int) -> String {
-        x86_64[number] ?? "syscall \(number)"
+    /// The name for a syscall number; `syscall N` for a number the table does not know (a newer kernel's), nil for
+    /// a negative one (the thread is not in a system call).
+    public static func name(_ number: Int) -> String? {
+        guard number >= 0 else { return nil }
+        guard number < table.count, !table[number].isEmpty else { return "syscall \(number)" }
+        return table[number]
     }
 }

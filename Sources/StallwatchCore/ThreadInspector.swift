@@ -15,9 +15,10 @@ public enum ThreadInspector {
         guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
         guard state != "R" else { return ThreadState(state: state) }
         let directory = "/proc/\(pid)/task/\(tid)"
+        // `running` while on a CPU, `-1 …` when not in a system call: no name either way.
         let syscall = FileBytes.text(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
         let waitChannel = FileBytes.text(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
-        return ThreadState(state: state, syscall: syscall.map(SyscallNames.name), waitChannel: waitChannel)
+        return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name), waitChannel: waitChannel)
     }
 
     /// CPU time of the thread so far, in nanoseconds: the scheduler's exact count from `schedstat`, or

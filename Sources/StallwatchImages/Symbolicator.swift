@@ -25,6 +25,9 @@ public final class Symbolicator: Sendable {
 
     private let cache = Mutex<[Key: [Frame]]>([:])
     private let sources: [any SymbolSource]
+    /// The address an image file is linked at (0 for PIE executables and shared objects), added to reported
+    /// offsets so that a non-PIE executable's are what `addr2line -e IMAGE` takes; nil where unknown.
+    private let linkBase: (@Sendable (String) -> UInt64)?
 
     /// - Parameters:
     ///   - sources: asked first, in order; the toolchain's `Runtime` module names what they leave.
@@ -32,8 +35,13 @@ public final class Symbolicator: Sendable {
     ///     calling process: right for the CLI, not inside a watched app).
     ///   - namesWithRuntimeModule: ask the toolchain's `Runtime` module last. Only where the images are this
     ///     process's own (the agent): its readers can trap on hostile files, which would kill the collector.
-    public init(sources: [any SymbolSource] = [], parallel: Bool = false, namesWithRuntimeModule: Bool = true) {
+    ///   - linkBase: the address an image file (as read) is linked at, for the offsets frames report.
+    public init(
+        sources: [any SymbolSource] = [], parallel: Bool = false, namesWithRuntimeModule: Bool = true,
+        linkBase: (@Sendable (String) -> UInt64)? = nil
+    ) {
         self.sources = sources + (namesWithRuntimeModule ? [ToolchainSymbols(parallel: parallel)] : [])
+        self.linkBase = linkBase
     }
 
     /// What names the frames, for diagnostics.
@@ -87,7 +95,8 @@ public final class Symbolicator: Sendable {
         }
         return zip(stacks, lookups).map { stack, stackLookups in
             zip(stack, stackLookups).flatMap { address, lookup in
-                lookup.flatMap { named[$0] } ?? [Frame(address: address)]
+                guard let lookup, let frames = named[lookup] else { return [Frame(address: address)] }
+                return reportingLinkedOffsets(frames, of: lookup)
             }
         }
     }
@@ -113,6 +122,19 @@ public final class Symbolicator: Sendable {
 
     private func key(_ lookup: SymbolLookup) -> Key {
         Key(image: lookup.file, offset: lookup.offset, interrupted: lookup.interrupted)
+    }
+
+    /// `offset` as `addr2line -e IMAGE` takes it: from the load base plus the address the file is linked at, which
+    /// is 0 except for an executable linked at a fixed address (non-PIE, e.g. 0x400000).
+    private func reportingLinkedOffsets(_ frames: [Frame], of lookup: SymbolLookup) -> [Frame] {
+        guard let linkBase, lookup.image != "[vdso]" else { return frames }
+        let base = linkBase(lookup.file)
+        guard base != 0 else { return frames }
+        return frames.map { frame in
+            var linked = frame
+            linked.offset = frame.offset.map { $0 &+ base }
+            return linked
+        }
     }
 
     /// The same frames at another load address (another process, or the same code mapped elsewhere).

@@ -28,6 +28,8 @@ public struct JSONLinesReporter: Reporter {
                     .milliseconds(stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0)
                 ),
                 ("activity", .string(stall.phase.name)),
+                ("runLoopMode", .optional(stall.mode)),
+                ("strategy", .optional(stall.strategy?.rawValue)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
@@ -66,6 +68,8 @@ public struct JSONLinesReporter: Reporter {
             ] + attachedRecord(stall.attached) + [
                 // No run-loop phase is seen from outside.
                 ("activity", .string(stall.attached?.mode == .external ? "unknown" : stall.phase.name)),
+                ("runLoopMode", .optional(stall.mode)),
+                ("strategy", .optional(stall.strategy?.rawValue)),
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 (
@@ -92,6 +96,15 @@ public struct JSONLinesReporter: Reporter {
             ])
     }
 
+    /// The summary's `strategy`: how the processes were watched, `mixed` when they differed, null for none.
+    static func strategyValue(_ strategies: [WatchStrategy]) -> JSONValue {
+        switch strategies.count {
+        case 0: .null
+        case 1: .string(strategies[0].rawValue)
+        default: .string("mixed")
+        }
+    }
+
     /// `attach`'s keys: how the process was watched (none under `run`).
     func attachedRecord(_ attached: AttachedStall?) -> [(String, JSONValue)] {
         guard let attached else { return [] }
@@ -111,7 +124,7 @@ public struct JSONLinesReporter: Reporter {
         ])
     }
 
-    /// The run loop's busy periods: count, percentiles (bucket upper bounds, within 12.5 %), maximum, and how
+    /// The run loop's busy periods: count, percentiles (bucket middles, within 6.25 %), the exact maximum, and how
     /// many reached the threshold.
     func busyPeriodsRecord(_ histogram: LatencyHistogram, threshold: UInt64?) -> JSONValue {
         func milliseconds(_ value: UInt64?) -> JSONValue { value.map(JSONValue.milliseconds) ?? .null }
@@ -182,6 +195,7 @@ public struct JSONLinesReporter: Reporter {
             ("runMs", .milliseconds(summary.runNanoseconds)),
             ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
             ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
+            ("strategy", Self.strategyValue(summary.strategies)),
             ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
             ("warnings", .array(summary.warnings.map(JSONValue.string))),
             ("timedOut", .bool(summary.timedOut)),

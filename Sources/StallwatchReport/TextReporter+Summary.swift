@@ -38,10 +38,14 @@ extension TextReporter {
                 "  run-loop busy periods: \(periods.total); p50 \(ms(periods.percentile(50))) ms,"
                 + " p90 \(ms(periods.percentile(90))) ms, p99 \(ms(periods.percentile(99))) ms,"
                 + " p99.9 \(ms(periods.percentile(99.9))) ms, max \(ms(periods.maximum)) ms"
+                + " (percentiles within \(LatencyHistogram.precisionPercent) %)"
             if let threshold = summary.thresholdNanoseconds {
                 line += "; \(periods.count(atLeast: threshold)) of \(Self.milliseconds(threshold)) ms or more"
             }
             lines.append(line)
+        }
+        if !summary.strategies.isEmpty {
+            lines.append("  watched by " + summary.strategies.map(\.watchedBy).joined(separator: " and "))
         }
         if let series = frameRateSeries(summary) { lines.append(series) }
         if summary.timedOut { lines.append("stallwatch: --timeout expired: the workload was stopped") }

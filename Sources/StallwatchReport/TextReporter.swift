@@ -89,9 +89,11 @@ public struct TextReporter: Reporter {
     func onsetLine(_ stall: StallReport) -> String {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         guard let attached = stall.attached, attached.mode == .external else {
+            let mode = stall.mode.map { ", run-loop mode \($0)" } ?? ""
+            let strategy = stall.strategy.map { " by \($0.watchedBy)" } ?? ""
             return "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name)"
-                + " (\(stall.phase.explanation)); detected after \(Self.milliseconds(detectedAfter)) ms"
-                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)"
+                + " (\(stall.phase.explanation))\(mode); detected after \(Self.milliseconds(detectedAfter)) ms"
+                + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)\(strategy)"
         }
         let began =
             attached.startedBeforeAttach
@@ -134,7 +136,9 @@ public struct TextReporter: Reporter {
         var runs: [(first: UInt64, last: UInt64, name: String, count: Int)] = []
         for sample in stall.samples {
             let offset = sample.capturedAt >= stall.start ? sample.capturedAt - stall.start : 0
-            let frame = sample.frames.first(where: ImageClassifier.isApplicationFrame) ?? sample.frames.first
+            let frame =
+                sample.frames.first(where: UserCode.isUserWritten)
+                ?? sample.frames.first(where: ImageClassifier.isApplicationFrame) ?? sample.frames.first
             let name = Self.shortName(frame?.symbol ?? "?")
             if let last = runs.last, last.name == name {
                 runs[runs.count - 1] = (last.first, offset, name, last.count + 1)
@@ -172,7 +176,7 @@ public struct TextReporter: Reporter {
             var line = "   #\(number)  \(symbol.rightPadded(to: width))  \(image)"
             let location = Self.location(of: frame)
             if !location.isEmpty { line += " " + location.trimmingLeadingSpace() }
-            let isCulprit = ImageClassifier.isApplicationFrame(frame)
+            let isCulprit = UserCode.isUserWritten(frame)
             return isCulprit ? style.bold(line) : line
         }
     }
@@ -222,4 +226,15 @@ extension String {
     }
 
     func trimmingLeadingSpace() -> String { String(drop { $0 == " " }) }
+}
+
+extension WatchStrategy {
+    /// How a report says a process was watched: "stall detected by …", "watched by …".
+    var watchedBy: String {
+        switch self {
+        case .runLoop: "run-loop observers"
+        case .ping: "main-queue pings (no run loop: dispatchMain or an async main)"
+        case .auto: "run-loop observers or main-queue pings"
+        }
+    }
 }

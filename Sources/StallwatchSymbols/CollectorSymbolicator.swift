@@ -20,6 +20,7 @@ public enum CollectorSymbolicator {
             }
         }
         let namesOnly = ElfImageReader(reading: .symbolsOnly)
-        return Symbolicator(sources: [reader, fallback, namesOnly], namesWithRuntimeModule: false)
+        return Symbolicator(
+            sources: [reader, fallback, namesOnly], namesWithRuntimeModule: false, linkBase: { reader.linkBase($0) })
     }
 }

@@ -56,6 +56,9 @@ public struct RemoteStack: Sendable {
 /// notification the sampler waits for. Reap children with `__WNOTHREAD` from the thread that
 /// spawned them, or serialize reaping with captures.
 public final class RemoteStackSampler {
+    /// The most frames a capture records unless asked otherwise.
+    public static let defaultMaxFrames = 256
+
     /// Where the unwind tables of the target's images are read.
     public enum Tables: Sendable {
         /// Each image's file is opened and mapped before the first capture of a process: preparing costs a few
@@ -94,7 +97,7 @@ public final class RemoteStackSampler {
     public func capture(
         pid: Int32,
         tid: Int32,
-        maxFrames: Int = 256,
+        maxFrames: Int = RemoteStackSampler.defaultMaxFrames,
         timeout: Duration = .seconds(1)
     ) throws(RemoteCaptureError) -> RemoteStack {
         if sampler == nil {

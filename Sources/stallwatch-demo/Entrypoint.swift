@@ -40,7 +40,11 @@ enum StallwatchDemo {
                 DispatchQueue.global().asyncAfter(deadline: .now() + (timeline.end - .now()).seconds) { exit(0) }
                 dispatchMain()
             }
-            RunLoop.main.run(until: timeline.end.date)
+            if options.scenario == .pumpLoop {
+                PumpLoop.run(timeline)
+            } else {
+                RunLoop.main.run(until: timeline.end.date)
+            }
         }
         return 0
     }

@@ -94,6 +94,10 @@ extension Scenario {
             addMainQueueStalls(timeline, postedBy: "sync-engine") { stall in
                 WorkResults.keep(SyncEngine.applyRemoteChanges(until: stall.deadline))
             }
+        case .nestedThenStall:
+            installNestedThenStall(timeline)
+        case .pumpLoop:
+            break  // the stalls happen between the main thread's own calls to the loop: see `PumpLoop`
         case .hiccups:
             MainRunLoop.addTimer(firingAt: timeline.start(ofStall: 1), repeatingEvery: .milliseconds(250)) {
                 WorkResults.keep(HiccupRenderer.redrawEverything(for: .milliseconds(150)))
@@ -127,7 +131,7 @@ extension Scenario {
     }
 
     /// Runs `culprit` on the main thread between the start and end of ground-truth stall number `index`.
-    private func measureStall(_ index: Int, _ timeline: StallTimeline, _ culprit: (StallMeasurement) -> Void) {
+    func measureStall(_ index: Int, _ timeline: StallTimeline, _ culprit: (StallMeasurement) -> Void) {
         let stall = StallMeasurement(scenario: self, index: index, duration: timeline.stallDuration)
         culprit(stall)
         stall.finish()

@@ -55,8 +55,9 @@ enum FuzzTarget: String, CaseIterable {
             Self.readELF(bytes)
         case .agentMessage:
             guard let message = WireFormat.decode(AgentMessage.self, from: bytes) else { return }
-            if case .busyPeriods(_, let buckets) = message {
-                let histogram = LatencyHistogram(sparse: buckets)
+            if case .busyPeriods(_, let buckets, let longest) = message {
+                var histogram = LatencyHistogram(sparse: buckets)
+                histogram.exactMaximum = longest
                 _ = (histogram.total, histogram.maximum, histogram.percentile(99.9), histogram.count(atLeast: 1))
             }
             if case .stallBegan(let pid, let tid, let onset) = message {

@@ -199,6 +199,8 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - modal
                   - modal-stall
                   - dispatch-main
+                  - nested-then-stall
+                  - pump-loop
                   - hiccups
                   - baseline
                 """

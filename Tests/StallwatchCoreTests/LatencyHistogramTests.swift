@@ -1,4 +1,4 @@
-// The busy-period histogram: bucket bounds, percentiles that never understate, fixed size.
+// The busy-period histogram: bucket bounds, percentiles within the stated precision, an exact maximum, fixed size.
 import Testing
 
 @testable import StallwatchCore
@@ -29,12 +29,43 @@ import Testing
         for _ in 0..<10 { histogram.record(nanoseconds: 150_000_000) }
         #expect(histogram.total == 1000)
         let p50 = histogram.percentile(50) ?? 0
-        #expect(p50 >= 2_000_000 && p50 < 2_300_000)
-        #expect((histogram.percentile(99) ?? 0) < 2_300_000)
+        #expect(isWithinPrecision(p50, of: 2_000_000), "\(p50)")
+        #expect(isWithinPrecision(histogram.percentile(99) ?? 0, of: 2_000_000))
         let p999 = histogram.percentile(99.9) ?? 0
-        #expect(p999 >= 150_000_000 && p999 < 170_000_000)
+        #expect(isWithinPrecision(p999, of: 150_000_000), "\(p999)")
         #expect(histogram.count(atLeast: 80_000_000) == 10)
-        #expect((histogram.maximum ?? 0) >= 150_000_000)
+        #expect(histogram.maximum == 150_000_000, "the maximum is exact")
+    }
+
+    private func isWithinPrecision(_ value: UInt64, of truth: UInt64) -> Bool {
+        abs(Double(value) - Double(truth)) <= Double(truth) * LatencyHistogram.precisionPercent / 100
+    }
+
+    /// The case: a 601 ms longest stall was shown as its bucket's upper bound, 655.36 ms.
+    @Test(arguments: [601_000_000, 1_234_567, 80_000_001, 9_999] as [UInt64])
+    func theMaximumIsExactAndPercentilesAreWithinPrecision(longest: UInt64) {
+        var histogram = LatencyHistogram()
+        histogram.record(nanoseconds: longest)
+        #expect(histogram.maximum == longest)
+        let p50 = histogram.percentile(50) ?? 0
+        #expect(isWithinPrecision(p50, of: longest), "\(p50) for \(longest)")
+        #expect(p50 <= longest, "never above the exact maximum")
+    }
+
+    @Test func everyBucketsMiddleIsWithinThePrecisionOfItsValues() {
+        for index in 8..<(LatencyHistogram.bucketCount - 1) {
+            let middle = Double(LatencyHistogram.representative(ofBucket: index))
+            for bound in [LatencyHistogram.lowerBound(ofBucket: index), LatencyHistogram.upperBound(ofBucket: index)] {
+                #expect(abs(middle - Double(bound)) <= Double(bound) * LatencyHistogram.precisionPercent / 100)
+            }
+        }
+    }
+
+    @Test func countsReceivedWithoutTheMaximumFallBackToTheBucketBound() {
+        let histogram = LatencyHistogram(sparse: [[UInt64(LatencyHistogram.index(forNanoseconds: 601_000_000)), 1]])
+        #expect(
+            histogram.maximum
+                == LatencyHistogram.upperBound(ofBucket: LatencyHistogram.index(forNanoseconds: 601_000_000)))
     }
 
     @Test func mergeAddsCounts() {
@@ -42,8 +73,10 @@ import Testing
         one.record(nanoseconds: 5_000_000)
         var other = LatencyHistogram()
         other.record(nanoseconds: 5_000_000)
+        other.record(nanoseconds: 7_000_000)
         one.merge(other)
-        #expect(one.total == 2)
+        #expect(one.total == 3)
+        #expect(one.maximum == 7_000_000)
         #expect(LatencyHistogram(counts: [1, 2]) == nil, "fixed size")
         #expect(LatencyHistogram().percentile(50) == nil)
     }

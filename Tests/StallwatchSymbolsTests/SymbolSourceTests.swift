@@ -230,3 +230,16 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         #expect(Demangler.readable("$s3top5helloyyFyycfU_") == "closure #1 in hello()")
     }
 }
+
+@Suite struct AsyncPartialFunctionNameTests {
+    /// Real names from a swiftc 6.3 async `main`: the simplified demangling alone says `static App.main()` for all.
+    @Test(arguments: [
+        ("$s2am3AppV4mainyyYaFZTY1_", "(2) suspend resume partial function for static App.main()"),
+        ("$s2am3AppV4mainyyYaFZTY_", "(0) suspend resume partial function for static App.main()"),
+        ("$s2am3AppV4mainyyYaFZTQ12_", "(13) await resume partial function for static App.main()"),
+        ("$s2am3AppV4mainyyYaFZ", "static App.main()"),
+    ])
+    func anAsyncResumeFunctionKeepsItsKind(raw: String, readable: String) {
+        #expect(Demangler.readable(raw) == readable)
+    }
+}

@@ -42,6 +42,8 @@ public struct SummaryRecord: Decodable, Equatable, Sendable {
     public let runMs: Double
     public let stalledShare: Double
     public let watchedPids: [Int]
+    /// How the processes were watched: `runloop`, `ping`, `mixed`; `.null` when nothing was.
+    public let strategy: Nullable<String>
     /// `.null` under `stallwatch attach` (the process is not stallwatch's child).
     public let exitStatus: Nullable<Int>
     public let warnings: [String]

@@ -85,6 +85,10 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     /// `stallwatch attach` only.
     public let startedBeforeAttach: Bool?
     public let activity: String
+    /// The run-loop mode the loop was in when the stall began; `.null` outside any loop or for pings.
+    public let runLoopMode: Nullable<String>
+    /// `runloop` or `ping`; `.null` seen from outside.
+    public let strategy: Nullable<String>
     public let callout: String?
     public let fingerprint: String
     public let detectedAfterMs: Double
@@ -111,6 +115,7 @@ public struct DetectedRecord: Decodable, Equatable, Sendable {
     public let startMonotonicMs: Double
     public let detectedAfterMs: Double
     public let activity: String
+    public let runLoopMode: Nullable<String>
     public let callout: String?
     public let fingerprint: String
     public let culprit: FrameRecord?

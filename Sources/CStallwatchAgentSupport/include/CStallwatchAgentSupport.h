@@ -47,6 +47,13 @@ uint64_t sw_agent_coarse_now_ns(void);
 uint64_t sw_agent_now_ns(void);
 /// The calling thread's kernel thread id.
 pid_t sw_agent_gettid(void);
+
+/// Whether the process's main thread has run its thread-exit destructors (`dispatchMain()` and an async `main`
+/// call `pthread_exit` on it, and libdispatch then parks it in `sigsuspend`). CoreFoundation prints "Attempting to
+/// add observer to main runloop, but the main thread has exited" into the workload's stderr for any observer,
+/// timer or wake-up sent to the main run loop after that: the agent asks here first. Only known when the library's
+/// constructor ran on the main thread (LD_PRELOAD, linked in); 0 otherwise.
+int sw_agent_main_thread_exited(void);
 /// prctl(PR_SET_PTRACER, pid): lets `pid` ptrace this process under Yama ptrace_scope 1.
 /// Returns 0 or a negative errno (-EINVAL when Yama is not active, which needs no such permission).
 int sw_agent_set_ptracer(pid_t pid);

@@ -1,0 +1,79 @@
+// Which phase the main thread is in when run loops nest or are pumped by hand: entry pushes, exit pops.
+
+/// Turns the activities CoreFoundation reports into the phase to publish, across nested and pumped loops.
+///
+/// CoreFoundation reports `entry` and `exit` for every `CFRunLoopRunInMode` call, nested or not. A callout that
+/// runs a nested loop (`RunLoop.main.run(mode:before:)` inside a timer) and keeps working when it returns is
+/// still inside its callout: the outer loop is busy. So `entry` saves the phase the thread was in, and `exit`
+/// restores it, with its mode; work after the nested loop returns is then judged as the outer callout it is.
+///
+/// Leaving the outermost loop gives ``LoopPhase/outsideLoop``: a thread that pumps its loop itself
+/// (`while running { RunLoop.current.run(mode:before:) }`) is busy between its calls, since no timer or source
+/// can run until it comes back. The rule for a thread that leaves its loop for good (its shutdown) is the
+/// reporter's: a stall outside the loop counts only if the thread comes back to the loop (see
+/// ``StallReport/isOutsideLoop``).
+///
+/// Entries can be missed: observers added to a mode after a loop in it started (a private mode the agent
+/// discovers later, an agent started inside a callout or attached to a running program). ``resynchronize(mode:)``
+/// repairs the stack from the mode the loop reports as current.
+public struct RunLoopNesting: Sendable {
+    /// What to publish: a phase and the mode of the loop it belongs to (0 for none or unknown).
+    public struct State: Equatable, Sendable {
+        public var phase: LoopPhase
+        public var mode: UInt8
+
+        public init(phase: LoopPhase, mode: UInt8) {
+            self.phase = phase
+            self.mode = mode
+        }
+    }
+
+    /// The CoreFoundation activities the agent observes, `sleeping` being the last `beforeWaiting` observer.
+    public enum Activity: Sendable {
+        case entry, beforeSources, beforeWaiting, sleeping, afterWaiting, exit
+    }
+
+    public private(set) var state = State(phase: .notStarted, mode: 0)
+    /// The states to restore, outermost first: one per loop the thread is inside.
+    private var outer: [State] = []
+
+    public init() {
+        outer.reserveCapacity(8)
+    }
+
+    /// How many loops the thread is inside.
+    public var depth: Int { outer.count }
+
+    /// Whether the next activity needs ``resynchronize(mode:)`` first: a loop is reporting though no entry was
+    /// seen (the observers came after its entry).
+    public func needsMode(for activity: Activity) -> Bool {
+        activity != .entry && activity != .exit && outer.isEmpty
+    }
+
+    /// Applies one activity; `mode` is the loop's mode for `entry` (ignored otherwise).
+    @discardableResult
+    public mutating func apply(_ activity: Activity, mode: UInt8 = 0) -> State {
+        switch activity {
+        case .entry:
+            outer.append(state)
+            state = State(phase: .entry, mode: mode)
+        case .exit:
+            // An exit with no entry on record (missed) leaves the thread outside every loop it is known to be in.
+            let restored = outer.popLast()
+            state = outer.isEmpty || restored == nil ? State(phase: .outsideLoop, mode: 0) : restored!
+        case .beforeSources: state.phase = .beforeSources
+        case .beforeWaiting: state.phase = .beforeWaiting
+        case .sleeping: state.phase = .sleeping
+        case .afterWaiting: state.phase = .afterWaiting
+        }
+        return state
+    }
+
+    /// Repairs the stack when the loop reports `mode` as current: if it is not the mode of the loop on record,
+    /// a loop in `mode` was entered unseen inside it (or, at depth 0, before the observers existed).
+    public mutating func resynchronize(mode: UInt8) {
+        guard outer.isEmpty || mode != state.mode else { return }
+        outer.append(state)
+        state.mode = mode
+    }
+}

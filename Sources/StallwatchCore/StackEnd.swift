@@ -1,0 +1,40 @@
+// Whether a captured stack reached the thread's start, and if not, where it stopped and why.
+
+/// Tells a whole stack (down to `_start`, or to `clone` for other threads) from one the unwinder cut short.
+public enum StackEnd {
+    /// Where every thread's stack begins: the program's entry point, or the thread start of `clone`.
+    static let roots: Set<String> = ["_start", "__clone3", "clone3", "__clone", "clone", "start_thread"]
+
+    /// libunwind's `UNW_E*` codes, for people.
+    static let unwindErrors: [Int32: String] = [
+        -1: "unspecified error", -2: "out of memory", -3: "bad register number", -4: "read-only register",
+        -5: "stop unwinding", -6: "invalid instruction pointer", -7: "bad frame", -8: "unsupported operation",
+        -9: "unwind information of an unknown version", -10: "no unwind information",
+    ]
+
+    /// Why the stack ends before the thread's start, or nil when it is whole (or empty: no capture to judge).
+    ///
+    /// - Parameters:
+    ///   - frames: the named stack, innermost first.
+    ///   - unwindError: libunwind's code if the walk ended on an error (a negative `UNW_E*`), else 0.
+    ///   - maxFrames: the most frames the capture records.
+    ///   - captured: how many return addresses the capture recorded (inlined frames aside).
+    public static func cutShortNote(frames: [Frame], unwindError: Int32, maxFrames: Int, captured: Int) -> String? {
+        guard let last = frames.last(where: { !$0.inlined }) ?? frames.last else { return nil }
+        if let symbol = last.symbol, roots.contains(symbol) { return nil }
+        let name = last.symbol ?? "0x" + String(last.address, radix: 16)
+        let place = last.imageName.map { " in \($0) +0x\(String(last.offset ?? 0, radix: 16))" } ?? ""
+        let why: String
+        if captured >= maxFrames {
+            why = "it is deeper than the \(maxFrames) frames captured"
+        } else if unwindError != 0 {
+            why = "libunwind stopped with \(unwindErrors[unwindError] ?? "error") (\(unwindError))"
+        } else if last.image == nil {
+            why = "the return address lies in no mapped image (a corrupt stack, or JIT code)"
+        } else {
+            why =
+                "no unwind rule covers it (neither .eh_frame nor .debug_frame: built without unwind tables, or stripped)"
+        }
+        return "stack cut short after \(name)\(place), before _start or clone: \(why)"
+    }
+}

@@ -1,0 +1,135 @@
+// Nested and pumped run loops on a fake clock: entry pushes, exit pops back to the outer loop's phase, and the
+// detector judges what the model publishes.
+import Testing
+
+@testable import StallwatchCore
+
+/// A main thread whose observers feed a ``RunLoopNesting`` and publish what it says, as the agent does.
+private struct NestedLoop {
+    var nesting = RunLoopNesting()
+    var loop = FakeLoop()
+
+    /// The observers report `activity` at `time` (ms); `mode` is the loop's mode, used by `entry`.
+    mutating func activity(_ activity: RunLoopNesting.Activity, at time: UInt64, mode: UInt8 = 1) {
+        if nesting.needsMode(for: activity) { nesting.resynchronize(mode: mode) }
+        let state = nesting.apply(activity, mode: mode)
+        loop.transition(state.phase, at: time)
+        loop.snapshot.mode = state.mode
+    }
+
+    /// An outer loop entered at `time`, woken for a timer at `time + 10`.
+    mutating func outerTimerCallout(at time: UInt64) {
+        activity(.entry, at: time)
+        activity(.beforeSources, at: time + 1)
+        activity(.beforeWaiting, at: time + 2)
+        activity(.sleeping, at: time + 3)
+        activity(.afterWaiting, at: time + 10)
+    }
+}
+
+@Suite struct RunLoopNestingTests {
+    @Test func entryPushesAndExitPopsBackToTheOuterPhaseAndMode() {
+        var nesting = RunLoopNesting()
+        nesting.apply(.entry, mode: 1)
+        nesting.apply(.afterWaiting)
+        #expect(nesting.apply(.entry, mode: 2) == .init(phase: .entry, mode: 2))
+        nesting.apply(.sleeping)
+        #expect(nesting.depth == 2)
+        #expect(nesting.apply(.exit) == .init(phase: .afterWaiting, mode: 1), "back in the outer loop's callout")
+        #expect(nesting.apply(.exit) == .init(phase: .outsideLoop, mode: 0))
+        #expect(nesting.depth == 0)
+    }
+
+    @Test func workAfterANestedLoopReturnsIsAStallFromTheNestedExit() {
+        var thread = NestedLoop()
+        thread.outerTimerCallout(at: 0)
+        // The callout runs a responsive nested loop for 300 ms in mode 2 ...
+        thread.activity(.entry, at: 20, mode: 2)
+        var time: UInt64 = 20
+        while time < 320 {
+            thread.activity(.beforeWaiting, at: time + 1)
+            thread.activity(.sleeping, at: time + 2)
+            thread.activity(.afterWaiting, at: time + 20)
+            time += 20
+            thread.loop.watcherWakes(at: time + 5)
+        }
+        #expect(thread.loop.began.isEmpty, "a responsive nested loop is not a stall")
+        // ... returns at 330, and the callout works on for 500 ms.
+        thread.activity(.exit, at: 330, mode: 2)
+        thread.loop.watcherWakes(at: 400)
+        thread.loop.watcherWakes(at: 570)
+        let onset = thread.loop.began.first
+        #expect(onset?.start == 330 * FakeLoop.ms, "the stall starts when the nested loop returned")
+        #expect(onset?.phase == .afterWaiting, "still in the outer loop's timer callout")
+        #expect(onset?.modeIndex == 1, "in the outer loop's mode")
+        thread.activity(.beforeSources, at: 830)
+        thread.loop.watcherWakes(at: 840)
+        #expect(thread.loop.ended.first?.1 == 830)
+    }
+
+    @Test func aPumpedLoopIsBusyBetweenCalls() {
+        var thread = NestedLoop()
+        thread.activity(.entry, at: 0)
+        thread.activity(.sleeping, at: 1)
+        thread.activity(.afterWaiting, at: 50)
+        thread.activity(.exit, at: 51)
+        thread.activity(.entry, at: 52)
+        thread.activity(.sleeping, at: 53)
+        thread.loop.watcherWakes(at: 400)
+        #expect(thread.loop.began.isEmpty, "asleep in the pumped loop")
+        thread.activity(.afterWaiting, at: 500)
+        thread.activity(.exit, at: 501)
+        thread.loop.watcherWakes(at: 741)
+        let onset = thread.loop.began.first
+        #expect(onset?.phase == .outsideLoop)
+        #expect(onset?.start == 501 * FakeLoop.ms)
+        #expect(onset?.modeIndex == nil, "no mode outside every loop")
+        thread.activity(.entry, at: 1101)
+        thread.loop.watcherWakes(at: 1110)
+        #expect(thread.loop.ended.first?.1 == 1101)
+    }
+
+    @Test func beforeTheFirstEntryNothingIsBusy() {
+        var thread = NestedLoop()
+        thread.loop.watcherWakes(at: 1000)
+        #expect(thread.loop.began.isEmpty)
+        #expect(thread.nesting.state.phase == .notStarted)
+    }
+
+    @Test func aNestedEntryMissedIsRepairedFromTheCurrentMode() {
+        var nesting = RunLoopNesting()
+        nesting.apply(.entry, mode: 1)
+        nesting.apply(.afterWaiting)
+        // Observers reach mode 2 after its loop was entered: its first activity comes with no entry.
+        nesting.resynchronize(mode: 2)
+        #expect(nesting.apply(.sleeping) == .init(phase: .sleeping, mode: 2))
+        #expect(nesting.apply(.exit) == .init(phase: .afterWaiting, mode: 1), "the outer callout resumes")
+        // The same mode as on record: nothing was missed.
+        nesting.resynchronize(mode: 1)
+        #expect(nesting.depth == 1)
+    }
+
+    @Test func observersAddedInsideARunningLoopStartFromItsMode() {
+        var nesting = RunLoopNesting()
+        #expect(nesting.needsMode(for: .beforeSources))
+        #expect(!nesting.needsMode(for: .entry))
+        nesting.resynchronize(mode: 3)
+        #expect(nesting.apply(.beforeSources) == .init(phase: .beforeSources, mode: 3))
+        #expect(!nesting.needsMode(for: .afterWaiting))
+        #expect(nesting.apply(.exit).phase == .outsideLoop)
+    }
+
+    @Test func anExitWithNoEntryOnRecordLeavesTheThreadOutside() {
+        var nesting = RunLoopNesting()
+        #expect(nesting.apply(.exit) == .init(phase: .outsideLoop, mode: 0))
+        #expect(nesting.depth == 0)
+    }
+
+    @Test func modeSurvivesTheOneWordEncoding() {
+        let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, timestamp: 7_000_000, mode: 13)
+        let snapshot = PackedActivity.unpack(word, now: 8_000_000)
+        #expect(snapshot.mode == 13)
+        #expect(snapshot.phase == .afterWaiting)
+        #expect(snapshot.timestamp == 7_000_000)
+    }
+}
