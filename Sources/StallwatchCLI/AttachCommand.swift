@@ -12,7 +12,7 @@ enum AttachCommand {
             duration: options.duration?.nanoseconds)
         let output = try ReportOutput(
             path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
-            writesDetectedRecords: false, watched: "the process")
+            writesDetectedRecords: false, watched: "the process", exports: options.watch.exports)
         defer { output.close() }
         for warning in watch.warnings { Diagnostics.warning(warning) }
         let connection = try watch.connect()

@@ -20,12 +20,14 @@ final class ReportOutput: CollectorOutput {
     /// What keeps running when reports cannot be written: "the workload" (`run`), "the process" (`attach`).
     private let watched: String
     private(set) var failed = false
+    /// `--html` and `--export`: the run's records, kept for the files written after the summary.
+    private let exports: ExportRecorder?
 
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
     init(
         path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesDetectedRecords: Bool,
-        watched: String
+        watched: String, exports: [ExportRequest] = []
     ) throws(StallwatchError) {
         if let path, path != WatchOptions.standardOutputPath {
             do {
@@ -40,6 +42,7 @@ final class ReportOutput: CollectorOutput {
         }
         reporter = ReportFormat.reporter(
             format, clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
+        self.exports = exports.isEmpty ? nil : ExportRecorder(requests: exports, clock: clock)
         self.writesDetectedRecords = writesDetectedRecords
         self.watched = watched
     }
@@ -47,9 +50,19 @@ final class ReportOutput: CollectorOutput {
     func stallDetected(_ stall: StallReport) {
         if writesDetectedRecords { write(reporter.renderDetected(stall)) }
     }
-    func stallFinished(_ stall: StallReport) { write(reporter.render(stall)) }
-    func frameRate(_ frames: FrameRateReport) { write(reporter.render(frames)) }
-    func write(_ summary: RunSummary) { write(reporter.render(summary)) }
+    func stallFinished(_ stall: StallReport) {
+        write(reporter.render(stall))
+        exports?.record(stall)
+    }
+    func frameRate(_ frames: FrameRateReport) {
+        write(reporter.render(frames))
+        exports?.record(frames)
+    }
+    /// The summary ends the run: the `--html` and `--export` files are written after it.
+    func write(_ summary: RunSummary) {
+        write(reporter.render(summary))
+        exports?.finish(summary)
+    }
 
     private func write(_ text: String) {
         guard !failed, !text.isEmpty else { return }
@@ -81,7 +94,7 @@ final class ReportOutput: CollectorOutput {
 enum ReportFormat {
     static func reporter(_ format: OutputFormat, clock: WallClock, colored: Bool) -> any Reporter {
         switch format {
-        case .json: JSONLinesReporter(clock: clock)
+        case .json: JSONLinesReporter(clock: clock, host: HostName.current)
         case .text: TextReporter(clock: clock, colored: colored)
         }
     }

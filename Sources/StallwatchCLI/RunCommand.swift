@@ -24,7 +24,7 @@ enum RunCommand {
         if let junit = options.junit { try JUnitFile.checkWritable(junit) }
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
-            writesDetectedRecords: true, watched: "the workload")
+            writesDetectedRecords: true, watched: "the workload", exports: options.exports)
         defer { output.close() }
 
         let outcome = try watch.run(output: output, stdoutToStderr: options.redirectsWorkloadStandardOutput)

@@ -1,0 +1,192 @@
+// One NDJSON line to what it adds to a StallCollection: the keys of stallwatch's records (docs/json-schema.md),
+// read with the pull parser; frames interned by their bytes so a repeated frame is decoded once.
+import StallwatchCore
+
+/// The parsing half of ``StallMerger``: what each record kind means and which keys it has.
+enum RecordReader {
+    /// The newest schema version this reader knows.
+    static let schemaVersion = 2
+
+    static let stallKeys: Set<String> = [
+        "event", "schemaVersion", "host", "id", "pid", "tid", "process", "startedAt", "startMonotonicMs",
+        "durationMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint", "detectedAfterMs",
+        "capture", "culprit", "thread", "confidence", "samples", "mode", "resolutionMs", "startedBeforeAttach",
+    ]
+    static let summaryKeys: Set<String> = [
+        "event", "schemaVersion", "host", "stalls", "unfinished", "totalStallMs", "longestStallMs", "medianStallMs",
+        "p95StallMs", "topCulprits", "runMs", "stalledShare", "watchedPids", "exitStatus", "warnings", "timedOut",
+        "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal",
+    ]
+    static let frameDropKeys: Set<String> = [
+        "event", "schemaVersion", "host", "pid", "startedAt", "endedAt", "totalMs", "droppedMs",
+    ]
+    /// Records that add nothing to a report but are stallwatch's own.
+    static let otherEvents: Set<String> = ["fps", "stack"]
+
+    /// A record's top-level keys, read in any order.
+    struct Fields {
+        var event: String?
+        var schemaVersion: Int?
+        var host: String?
+        var id: Int?
+        var pid: Int?
+        var tid: Int?
+        var process: String?
+        var startedAt: String?
+        var endedAt: String?
+        var durationMs: Double?
+        var unfinished = false
+        var thresholdMs: Double?
+        var callout: String?
+        var fingerprint: String?
+        var culprit: Int32?
+        var verdict: String?
+        var samples: [StallCollection.StallSample] = []
+        var runMs: Double?
+        var timedOut = false
+        var keys: [String] = []
+    }
+
+    static func readFields(
+        _ line: UnsafeBufferPointer<UInt8>, interning interner: inout FrameInterner
+    ) throws(JSONScanError) -> Fields {
+        var scanner = JSONScanner(line)
+        var fields = Fields()
+        try scanner.readObject { (scanner, key) throws(JSONScanError) in
+            fields.keys.append(key)
+            switch key {
+            case "event": fields.event = try scanner.readOptionalString()
+            case "schemaVersion": fields.schemaVersion = try scanner.readOptionalNumber().map { Int($0) }
+            case "host": fields.host = try scanner.readOptionalString()
+            case "id": fields.id = try scanner.readOptionalNumber().map { Int($0) }
+            case "pid": fields.pid = try scanner.readOptionalNumber().map { Int($0) }
+            case "tid": fields.tid = try scanner.readOptionalNumber().map { Int($0) }
+            case "process": fields.process = try scanner.readOptionalString()
+            case "startedAt": fields.startedAt = try scanner.readOptionalString()
+            case "endedAt": fields.endedAt = try scanner.readOptionalString()
+            case "durationMs": fields.durationMs = try scanner.readOptionalNumber()
+            case "unfinished":
+                // A bool in stall records, a count in summaries.
+                let next = try scanner.peek()
+                if next == UInt8(ascii: "t") || next == UInt8(ascii: "f") {
+                    fields.unfinished = try scanner.readBool()
+                } else {
+                    try scanner.skipValue()
+                }
+            case "thresholdMs": fields.thresholdMs = try scanner.readOptionalNumber()
+            case "callout": fields.callout = try scanner.readOptionalString()
+            case "fingerprint": fields.fingerprint = try scanner.readOptionalString()
+            case "culprit": fields.culprit = try scanner.readNull() ? nil : try interner.intern(&scanner)
+            case "thread": fields.verdict = try readVerdict(&scanner)
+            case "samples": fields.samples = try readSamples(&scanner, interning: &interner)
+            case "runMs": fields.runMs = try scanner.readOptionalNumber()
+            case "timedOut": fields.timedOut = try scanner.readNull() ? false : try scanner.readBool()
+            default: try scanner.skipValue()
+            }
+        }
+        guard scanner.atEnd else { throw scanner.fail("more after the record's closing brace") }
+        return fields
+    }
+
+    private static func readVerdict(_ scanner: inout JSONScanner) throws(JSONScanError) -> String? {
+        guard try !scanner.readNull() else { return nil }
+        var verdict: String?
+        try scanner.readObject { (scanner, key) throws(JSONScanError) in
+            if key == "verdict" { verdict = try scanner.readOptionalString() } else { try scanner.skipValue() }
+        }
+        return verdict
+    }
+
+    private static func readSamples(
+        _ scanner: inout JSONScanner, interning interner: inout FrameInterner
+    ) throws(JSONScanError) -> [StallCollection.StallSample] {
+        guard try !scanner.readNull() else { return [] }
+        var samples: [StallCollection.StallSample] = []
+        try scanner.readArray { (scanner) throws(JSONScanError) in
+            var capturedAfter = 0.0
+            var state: String?
+            var frames: [Int32] = []
+            try scanner.readObject { (scanner, key) throws(JSONScanError) in
+                switch key {
+                case "capturedAfterMs": capturedAfter = try scanner.readOptionalNumber() ?? 0
+                case "threadState":
+                    guard try !scanner.readNull() else { return }
+                    try scanner.readObject { (scanner, key) throws(JSONScanError) in
+                        if key == "state" { state = try scanner.readOptionalString() } else { try scanner.skipValue() }
+                    }
+                case "frames":
+                    guard try !scanner.readNull() else { return }
+                    try scanner.readArray { (scanner) throws(JSONScanError) in
+                        frames.append(try interner.intern(&scanner))
+                    }
+                default: try scanner.skipValue()
+                }
+            }
+            samples.append(.init(capturedAfterMs: capturedAfter, stack: interner.intern(stack: frames), state: state))
+        }
+        return samples
+    }
+
+    /// One frame object's keys.
+    static func readFrame(_ scanner: inout JSONScanner) throws(JSONScanError) -> Frame {
+        var frame = Frame(address: 0)
+        func hex(_ text: String?) -> UInt64? {
+            guard let text else { return nil }
+            return UInt64(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16)
+        }
+        try scanner.readObject { (scanner, key) throws(JSONScanError) in
+            switch key {
+            case "address": frame.address = hex(try scanner.readOptionalString()) ?? 0
+            case "image": frame.image = try scanner.readOptionalString()
+            case "offset": frame.offset = hex(try scanner.readOptionalString())
+            case "symbol": frame.symbol = try scanner.readOptionalString()
+            case "file": frame.file = try scanner.readOptionalString()
+            case "line": frame.line = try scanner.readOptionalNumber().map { Int($0) }
+            case "column": frame.column = try scanner.readOptionalNumber().map { Int($0) }
+            case "inlined": frame.inlined = try scanner.readNull() ? false : try scanner.readBool()
+            default: try scanner.skipValue()
+            }
+        }
+        return frame
+    }
+}
+
+/// Frames and stacks stored once: a frame is looked up by a hash of its JSON bytes and decoded only when new.
+struct FrameInterner {
+    var frames: [Frame] = []
+    var stacks: [[Int32]] = []
+    private var frameBytes: [[UInt8]] = []
+    private var framesByHash: [UInt64: [Int32]] = [:]
+    private var stacksByFrames: [[Int32]: Int32] = [:]
+
+    mutating func intern(_ scanner: inout JSONScanner) throws(JSONScanError) -> Int32 {
+        let start = scanner.position
+        let range = try scanner.skipValue()
+        let bytes = UnsafeBufferPointer(rebasing: scanner.bytes[range])
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        if let candidates = framesByHash[hash] {
+            for index in candidates where frameBytes[Int(index)].elementsEqual(bytes) { return index }
+        }
+        var frameScanner = JSONScanner(bytes)
+        let frame: Frame
+        do {
+            frame = try RecordReader.readFrame(&frameScanner)
+        } catch {
+            throw JSONScanError(offset: start + error.offset, message: error.message)
+        }
+        let index = Int32(frames.count)
+        frames.append(frame)
+        frameBytes.append(Array(bytes))
+        framesByHash[hash, default: []].append(index)
+        return index
+    }
+
+    mutating func intern(stack: [Int32]) -> Int32 {
+        if let index = stacksByFrames[stack] { return index }
+        let index = Int32(stacks.count)
+        stacks.append(stack)
+        stacksByFrames[stack] = index
+        return index
+    }
+}
