@@ -116,7 +116,12 @@ public struct PprofExporter: StallExporter {
             sampleMessages.append(value.bytes)
         }
         for sample in sampleMessages { message.field(2, bytes: sample) }
-        for (key, entry) in mappings.sorted(by: { $0.value.id < $1.value.id }) {
+        // pprof names a profile after its first mapping: the program's own images go first.
+        let ordered = mappings.sorted {
+            (ImageClassifier.isSystemImage($0.key.image) ? 1 : 0, $0.value.id)
+                < (ImageClassifier.isSystemImage($1.key.image) ? 1 : 0, $1.value.id)
+        }
+        for (key, entry) in ordered {
             let file = Int64(strings.index(key.image))
             message.field(3) { value in
                 value.field(1, entry.id)
