@@ -114,6 +114,13 @@ let package = Package(
                 "StallwatchTestSupport",
             ]
         ),
+        .testTarget(
+            name: "StallwatchAggregateTests", dependencies: ["StallwatchAggregate", "StallwatchTestSupport"]
+        ),
+        .testTarget(
+            name: "StallwatchExportTests",
+            dependencies: ["StallwatchExport", "StallwatchAggregate", "StallwatchCore", "StallwatchTestSupport"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore", "StallwatchTestSupport"]),
     ]
 )

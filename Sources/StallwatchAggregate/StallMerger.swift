@@ -45,7 +45,13 @@ public struct StallMerger {
         do {
             fields = try RecordReader.readFields(line, interning: &interner)
         } catch {
-            issue(number, isLastWithoutNewline ? .truncated : .notJSON("\(error.message) at byte \(error.offset + 1)"))
+            if Self.isJSON(line) {
+                issue(number, .notARecord)
+            } else {
+                issue(
+                    number, isLastWithoutNewline ? .truncated : .notJSON("\(error.message) at byte \(error.offset + 1)")
+                )
+            }
             return
         }
         guard let event = fields.event, let version = fields.schemaVersion else {
@@ -102,6 +108,17 @@ public struct StallMerger {
         collection.frames = interner.frames
         collection.stacks = interner.stacks
         return collection
+    }
+
+    /// Whether a line that is not a record is JSON all the same (an array, a number, another program's object).
+    static func isJSON(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        var scanner = JSONScanner(line)
+        do {
+            try scanner.skipValue()
+            return scanner.atEnd
+        } catch {
+            return false
+        }
     }
 
     private mutating func issue(_ line: Int, _ kind: SourceReport.Issue.Kind) {

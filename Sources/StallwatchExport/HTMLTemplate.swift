@@ -14,42 +14,42 @@ enum HTMLTemplate {
         <title>stallwatch report</title>
         <style>
         """# + HTMLStyle.css
-        + #"""
-        </style>
-        </head>
-        <body>
-        <header>
-        <h1>stallwatch report</h1>
-        <p id="overview"></p>
-        </header>
-        <section id="timeline-section">
-        <h2>Timeline</h2>
-        <p class="hint">Each bar is a stall at its real start and length on its thread; hatched bars were
-        unfinished when the run ended, thin grey bars are dropped frames. Hover or click a bar for the stall.</p>
-        <div id="timeline"></div>
-        <div id="details" class="details" hidden></div>
-        </section>
-        <section id="table-section">
-        <h2>Fingerprints</h2>
-        <p class="hint">Stalls grouped by fingerprint across all inputs. Click a column to sort, a row for its
-        flame graph.</p>
-        <div class="table-box"><table id="groups"><thead></thead><tbody></tbody></table></div>
-        </section>
-        <section id="flame-section">
-        <h2>Flame graphs</h2>
-        <p class="hint">Where the stalled time went, outermost frame at the top; width is stalled time. Click a
-        frame to zoom, the top bar to zoom out. <span class="key app">application</span>
-        <span class="key lib">library</span> <span class="key hit">search match</span></p>
-        <label class="search">Search <input id="search" type="search" placeholder="function name"></label>
-        <div id="flames"></div>
-        </section>
-        <script type="application/json" id="stallwatch-data">@@STALLWATCH_DATA@@</script>
-        <script>
-        """# + HTMLScript.timeline + HTMLScript.flames + HTMLScript.table
-        + #"""
-        </script>
-        </body>
-        </html>
+            + #"""
+            </style>
+            </head>
+            <body>
+            <header>
+            <h1>stallwatch report</h1>
+            <p id="overview"></p>
+            </header>
+            <section id="timeline-section">
+            <h2>Timeline</h2>
+            <p class="hint">Each bar is a stall at its real start and length on its thread; hatched bars were
+            unfinished when the run ended, thin grey bars are dropped frames. Hover or click a bar for the stall.</p>
+            <div id="timeline"></div>
+            <div id="details" class="details" hidden></div>
+            </section>
+            <section id="table-section">
+            <h2>Fingerprints</h2>
+            <p class="hint">Stalls grouped by fingerprint across all inputs. Click a column to sort, a row for its
+            flame graph.</p>
+            <div class="table-box"><table id="groups"><thead></thead><tbody></tbody></table></div>
+            </section>
+            <section id="flame-section">
+            <h2>Flame graphs</h2>
+            <p class="hint">Where the stalled time went, outermost frame at the top; width is stalled time. Click a
+            frame to zoom, the top bar to zoom out. <span class="key app">application</span>
+            <span class="key lib">library</span> <span class="key hit">search match</span></p>
+            <label class="search">Search <input id="search" type="search" placeholder="function name"></label>
+            <div id="flames"></div>
+            </section>
+            <script type="application/json" id="stallwatch-data">@@STALLWATCH_DATA@@</script>
+            <script>
+            """# + HTMLScript.timeline + HTMLScript.flames + HTMLScript.table
+            + #"""
+            </script>
+            </body>
+            </html>
 
-        """#
+            """#
 }
