@@ -17,7 +17,7 @@ extension ArgumentParser {
                 inputs += scan.operands
                 break
             }
-            let files = scan.operands.prefix { $0 != "--" && !isOption($0) }
+            let files = scan.operands.prefix { $0 == "-" || ($0 != "--" && !isOption($0)) }
             inputs += files
             rest = scan.operands[files.endIndex...]
         }

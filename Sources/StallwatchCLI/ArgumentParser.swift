@@ -178,6 +178,7 @@ public enum ArgumentParser {
     }
 
     /// Reads the options at the front of `arguments` and stops at `--` or the first non-option.
+    /// `-` alone is an operand for `report` (stdin), an unknown option elsewhere.
     static func scanOptions(_ arguments: ArraySlice<String>, topic: HelpTopic) throws(UsageError) -> OptionScan {
         let definitions = ArgumentDefinitions.options(for: topic)
         var scan = OptionScan()
@@ -189,7 +190,7 @@ public enum ArgumentParser {
                 scan.afterTerminator = true
                 return scan
             }
-            guard isOption(argument) else { break }
+            guard isOption(argument), !(topic == .report && argument == "-") else { break }
             index += 1
             let (name, inlineValue) = split(argument)
             guard let definition = definitions.first(where: { $0.matches(name) }) else {
@@ -275,9 +276,9 @@ public enum ArgumentParser {
 
     // MARK: Tokens
 
-    /// Whether an argument in option position is an option (anything starting with `-`, except `-` alone: stdin).
+    /// Whether an argument in option position is an option (anything starting with `-`).
     static func isOption(_ argument: String) -> Bool {
-        argument.hasPrefix("-") && argument != "-"
+        argument.hasPrefix("-")
     }
 
     /// Whether the argument after a value-taking option can be its value: not another option,
