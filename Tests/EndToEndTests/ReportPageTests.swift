@@ -1,0 +1,79 @@
+// The HTML page of two merged demo runs in headless Chromium, and the files `run` writes at its end.
+import Foundation
+import StallwatchTestSupport
+import Testing
+
+@Suite(.serialized) struct ReportPageTests {
+    /// Chromium's flags for a page from disk, in its own profile directory, logging the page's console to stderr.
+    static func chromium(_ arguments: [String], profile: String) throws -> RunResult {
+        let chromium = try #require(TestTool.chromium, "chromium is missing: Scripts/install-test-tools installs it")
+        return try TestTool.run(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)", "--enable-logging=stderr",
+                "--log-level=0", "--window-size=1280,1400", "--hide-scrollbars",
+            ] + arguments)
+    }
+
+    @Test(.enabled(if: TestTool.available(TestTool.chromium), "chromium (Debian chromium) is not installed"))
+    func thePageOfTwoRunsRendersWithTheirBarsAndCulprits() throws {
+        let files = DemoRecords.files
+        let page = scratchFile("stalls.html")
+        let screenshot = scratchFile("stalls.png")
+        let profile = scratchFile("chromium-profile")
+        defer {
+            for path in [page, screenshot, profile] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let written = try runStallwatch(["report", "--html", page] + files)
+        #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
+        let dom = try Self.chromium(["--dump-dom", "file://" + page], profile: profile)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page's script logged: \(console)")
+        // The script drew one bar per stall, the table and the flame graphs (all stalls, and one per fingerprint).
+        #expect(dom.stdout.components(separatedBy: #"<div class="bar""#).count - 1 == 2, "\(dom.stdout.prefix(3000))")
+        #expect(dom.stdout.contains(">\(DemoRecords.mutexCulprit)</td>"), "the mutex run's culprit is in the table")
+        #expect(dom.stdout.contains(">static \(DemoRecords.cpuCulprit)(until:)</td>"), "and the CPU run's")
+        #expect(dom.stdout.contains(#"id="flame-all""#))
+        #expect(dom.stdout.components(separatedBy: #"class="flame""#).count - 1 == 3)
+        #expect(dom.stdout.contains("2 stalls ("), "the overview line was filled in")
+        let shot = try Self.chromium(["--screenshot=\(screenshot)", "file://" + page], profile: profile)
+        #expect(shot.status == 0, "\(shot.stderr)")
+        let image = try Data(contentsOf: URL(fileURLWithPath: screenshot))
+        #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        // A blank 1280×1400 page compresses to a few kilobytes; bars, text and flame graphs do not.
+        #expect(image.count > 50_000, "\(image.count) bytes")
+    }
+
+    @Test func runWritesItsFilesAfterATimeout() throws {
+        let page = scratchFile("timeout.html")
+        let folded = scratchFile("timeout.folded")
+        defer {
+            try? FileManager.default.removeItem(atPath: page)
+            try? FileManager.default.removeItem(atPath: folded)
+        }
+        let result = try runStallwatch([
+            "demo", "--scenario", "mutex", "--timeout", "1500ms", "--html", page, "--export", "folded=\(folded)",
+            "--", "--stalls", "3", "--duration", "3s", "--period", "4s",
+        ])
+        #expect(result.status == 124, "\(result.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains(#""unfinished":true"#), "the stall cut short by the timeout is on the page")
+        #expect(html.contains(DemoRecords.mutexCulprit))
+        let stacks = try String(contentsOfFile: folded, encoding: .utf8)
+        #expect(stacks.contains(DemoRecords.mutexCulprit + ";"), "\(stacks)")
+    }
+
+    @Test func runWritesItsPageWhenTheBudgetIsBroken() throws {
+        let page = scratchFile("budget.html")
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let result = try runStallwatch([
+            "demo", "--fail-on-stall", "--format", "json", "--html", page, "--", "--stalls", "1",
+        ])
+        #expect(result.status == 80, "\(result.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let fingerprint = try #require(try result.stalls.first?.fingerprint)
+        #expect(html.contains(#""fp":"\#(fingerprint)""#))
+        #expect(try result.stalls.first?.host != nil, "records written by the command line carry a host")
+    }
+}
