@@ -40,7 +40,7 @@ public enum NDJSONInput {
             if count == 0 { break }
             chunk.withUnsafeBufferPointer { buffer in
                 var lineStart = 0
-                for index in 0..<count where buffer[index] == 0x0A {
+                while let index = newline(in: buffer, from: lineStart, to: count) {
                     if carry.isEmpty {
                         merger.read(line: UnsafeBufferPointer(rebasing: buffer[lineStart..<index]))
                     } else {
@@ -55,6 +55,14 @@ public enum NDJSONInput {
         }
         if !carry.isEmpty { carry.withUnsafeBufferPointer { merger.read(line: $0, isLastWithoutNewline: true) } }
         return nil
+    }
+
+    /// The index of the next newline in `buffer[from..<to]` (memchr: lines are long).
+    static func newline(in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = buffer.baseAddress,
+            let found = memchr(base + from, 0x0A, to - from)
+        else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Splits bytes already in memory into lines, as ``read(_:into:)`` does a file.

@@ -1,5 +1,6 @@
 // One NDJSON line to what it adds to a StallCollection: the keys of stallwatch's records (docs/json-schema.md),
 // read with the pull parser; frames interned by their bytes so a repeated frame is decoded once.
+import Glibc
 import StallwatchCore
 
 /// The parsing half of ``StallMerger``: what each record kind means and which keys it has.
@@ -105,7 +106,7 @@ enum RecordReader {
         try scanner.readArray { (scanner) throws(JSONScanError) in
             var capturedAfter = 0.0
             var state: String?
-            var frames: [Int32] = []
+            var stack: Int32?
             try scanner.readObject { (scanner, key) throws(JSONScanError) in
                 switch key {
                 case "capturedAfterMs": capturedAfter = try scanner.readOptionalNumber() ?? 0
@@ -116,13 +117,12 @@ enum RecordReader {
                     }
                 case "frames":
                     guard try !scanner.readNull() else { return }
-                    try scanner.readArray { (scanner) throws(JSONScanError) in
-                        frames.append(try interner.intern(&scanner))
-                    }
+                    stack = try interner.internStack(&scanner)
                 default: try scanner.skipValue()
                 }
             }
-            samples.append(.init(capturedAfterMs: capturedAfter, stack: interner.intern(stack: frames), state: state))
+            samples.append(
+                .init(capturedAfterMs: capturedAfter, stack: stack ?? interner.intern(stack: []), state: state))
         }
         return samples
     }
@@ -158,15 +158,73 @@ struct FrameInterner {
     private var frameBytes: [[UInt8]] = []
     private var framesByHash: [UInt64: [Int32]] = [:]
     private var stacksByFrames: [[Int32]: Int32] = [:]
+    /// A sample's `frames` array by its bytes: a stack seen again (every sample of a blocked thread) costs one
+    /// scan and one comparison, not one lookup per frame.
+    private var stackBytes: [(bytes: [UInt8], stack: Int32)] = []
+    private var stacksByHash: [UInt64: [Int32]] = [:]
+
+    /// A hash of the bytes 32 at a time in four independent lanes (a frame is a couple of hundred bytes, a stack
+    /// several thousand); equal hashes are confirmed with memcmp.
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
+        let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var lanes: (UInt64, UInt64, UInt64, UInt64) = (UInt64(bytes.count), 1, 2, 3)
+        var offset = 0
+        while offset + 32 <= bytes.count {
+            lanes.0 = (lanes.0 ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* multiplier
+            lanes.1 = (lanes.1 ^ base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)) &* multiplier
+            lanes.2 = (lanes.2 ^ base.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self)) &* multiplier
+            lanes.3 = (lanes.3 ^ base.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self)) &* multiplier
+            lanes.0 ^= lanes.0 >> 29
+            lanes.1 ^= lanes.1 >> 29
+            lanes.2 ^= lanes.2 >> 29
+            lanes.3 ^= lanes.3 >> 29
+            offset += 32
+        }
+        var hash = lanes.0 ^ (lanes.1 &* 3) ^ (lanes.2 &* 5) ^ (lanes.3 &* 7)
+        while offset < bytes.count {
+            hash = (hash ^ UInt64(bytes[offset])) &* 0x100_0000_01b3
+            offset += 1
+        }
+        return hash ^ (hash >> 31)
+    }
+
+    static func equal(_ stored: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard stored.count == bytes.count else { return false }
+        guard let other = bytes.baseAddress else { return true }
+        return stored.withUnsafeBufferPointer { memcmp($0.baseAddress!, other, bytes.count) == 0 }
+    }
+
+    /// The stack of the `frames` array that comes next.
+    mutating func internStack(_ scanner: inout JSONScanner) throws(JSONScanError) -> Int32 {
+        let range = try scanner.skipValue()
+        let bytes = UnsafeBufferPointer(rebasing: scanner.bytes[range])
+        let hash = Self.hash(bytes)
+        if let candidates = stacksByHash[hash] {
+            for index in candidates where Self.equal(stackBytes[Int(index)].bytes, bytes) {
+                return stackBytes[Int(index)].stack
+            }
+        }
+        var arrayScanner = JSONScanner(bytes)
+        var frames: [Int32] = []
+        do {
+            try arrayScanner.readArray { (scanner) throws(JSONScanError) in frames.append(try intern(&scanner)) }
+        } catch {
+            throw JSONScanError(offset: range.lowerBound + error.offset, message: error.message)
+        }
+        let stack = intern(stack: frames)
+        stacksByHash[hash, default: []].append(Int32(stackBytes.count))
+        stackBytes.append((Array(bytes), stack))
+        return stack
+    }
 
     mutating func intern(_ scanner: inout JSONScanner) throws(JSONScanError) -> Int32 {
         let start = scanner.position
         let range = try scanner.skipValue()
         let bytes = UnsafeBufferPointer(rebasing: scanner.bytes[range])
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hash = Self.hash(bytes)
         if let candidates = framesByHash[hash] {
-            for index in candidates where frameBytes[Int(index)].elementsEqual(bytes) { return index }
+            for index in candidates where Self.equal(frameBytes[Int(index)], bytes) { return index }
         }
         var frameScanner = JSONScanner(bytes)
         let frame: Frame

@@ -198,7 +198,7 @@ enum HTMLScript {
     static let table = #"""
         const columns = [
           ["Fingerprint", (g) => g.fp, false], ["Culprit", (g) => frameName(g.culprit), false],
-          ["Where", (g) => frameWhere(g.culprit) || "", false], ["Callout", (g) => g.callout || "", false],
+          ["Where", (g) => (frameWhere(g.culprit) || "").split("/").pop(), false], ["Callout", (g) => g.callout || "", false],
           ["Stalls", (g) => g.stalls.length, true], ["Total", (g) => g.total, true], ["p50", (g) => g.p50, true],
           ["p95", (g) => g.p95, true], ["Max", (g) => g.max, true], ["First seen", (g) => g.first, true],
           ["Last seen", (g) => g.last, true], ["Runs", (g) => g.runs, true], ["Hosts", (g) => g.hosts.length, true],
@@ -238,8 +238,8 @@ enum HTMLScript {
           body.replaceChildren();
           rows.forEach((group) => {
             const row = element("tr", { "data-fingerprint": group.fp });
-            columns.forEach((column) => row.append(element("td", { class: column[2] ? "number" : "" },
-              shown(column, group))));
+            columns.forEach((column) => row.append(element("td", column[2] ? { class: "number" }
+              : column[0] === "Where" ? { title: frameWhere(group.culprit) || "" } : {}, shown(column, group))));
             row.addEventListener("click", () => {
               const target = document.getElementById("flame-" + group.fp);
               if (target) target.scrollIntoView({ behavior: "smooth" });

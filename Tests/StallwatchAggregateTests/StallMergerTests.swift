@@ -100,5 +100,9 @@ func merge(_ inputs: [(String, String)]) -> StallCollection {
         let text = RecordFixtures.stall(culprit: symbol)
         let collection = merge([("escapes", text)])
         #expect(collection.frames.first?.symbol == "quote \" slash \\ snowman \u{2603} pair \u{1F600}")
+        // A string ending in a backslash: the quote after an even number of backslashes ends it.
+        let trailing = merge([("backslash", RecordFixtures.stall(culprit: #"ends in \\"#))])
+        #expect(trailing.frames.first?.symbol == #"ends in \"#)
+        #expect(trailing.stalls.count == 1)
     }
 }

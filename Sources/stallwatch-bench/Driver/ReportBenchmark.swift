@@ -3,7 +3,8 @@ import Foundation
 import StallwatchSystem
 
 /// Writes NDJSON files of realistic stall records (ten samples of 24 frames each, as `--max-samples 10` gives,
-/// spread over 50 fingerprints, 20 processes and 4 hosts, every process with its own load addresses) and runs
+/// their innermost frame taking turns among three functions as in a CPU-bound stall, over 50 fingerprints,
+/// 20 processes and 4 hosts, every process with its own load addresses) and runs
 /// `stallwatch report` on them, timing it and reading its peak resident set (`wait4`'s `ru_maxrss`).
 ///
 /// Memory is bounded if it grows with the number of stalls by a few hundred bytes each (their times and sample
@@ -103,14 +104,18 @@ struct ReportBenchmark {
             let host = "host-\(index % 4)"
             let fingerprint = String(format: "%016x", 0x5eed_0000 + index % 50)
             let base = UInt64(0x5555_0000_0000) + UInt64(pid) << 24
-            let frames = (0..<24).map { depth in
-                let address = base + UInt64(0x1000 + depth * 0x40 + (depth == 0 ? index % 50 * 0x100 : 0))
-                let symbol = depth == 0 ? "Culprit\(index % 50).work(_:)" : "Module.caller\(depth)(_:)"
-                return
-                    #"{"address":"0x\#(String(address, radix: 16))","image":"/srv/app/bin/server","offset":"0x\#(String(address - base, radix: 16))","symbol":"\#(symbol)","file":"/srv/app/Sources/Server/File\#(depth).swift","line":\#(depth * 7 + 3),"column":9,"inlined":false}"#
-            }.joined(separator: ",")
+            // A CPU-bound stall's samples differ in their innermost frame: three leaves take turns.
+            func frames(leaf: Int) -> String {
+                (0..<24).map { depth in
+                    let variant = depth == 0 ? (index % 50 * 4 + leaf) * 0x100 : 0
+                    let address = base + UInt64(0x1000 + depth * 0x40 + variant)
+                    let symbol = depth == 0 ? "Culprit\(index % 50).work\(leaf)(_:)" : "Module.caller\(depth)(_:)"
+                    return
+                        #"{"address":"0x\#(String(address, radix: 16))","image":"/srv/app/bin/server","offset":"0x\#(String(address - base, radix: 16))","symbol":"\#(symbol)","file":"/srv/app/Sources/Server/File\#(depth).swift","line":\#(depth * 7 + 3),"column":9,"inlined":false}"#
+                }.joined(separator: ",")
+            }
             let samples = (0..<10).map { sample in
-                #"{"capturedAfterMs":\#(240 + sample * 80).5,"stoppedMs":0.08,"threadState":{"state":"R","syscall":null,"waitChannel":null},"frames":[\#(frames)]}"#
+                #"{"capturedAfterMs":\#(240 + sample * 80).5,"stoppedMs":0.08,"threadState":{"state":"R","syscall":null,"waitChannel":null},"frames":[\#(frames(leaf: sample % 3))]}"#
             }.joined(separator: ",")
             let second = index % 86_400
             let startedAt = String(
