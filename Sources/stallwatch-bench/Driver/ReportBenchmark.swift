@@ -5,7 +5,8 @@ import StallwatchSystem
 /// Writes NDJSON files of realistic stall records (ten samples of 24 frames each, as `--max-samples 10` gives,
 /// their innermost frame taking turns among three functions as in a CPU-bound stall, over 50 fingerprints,
 /// 20 processes and 4 hosts, every process with its own load addresses) and runs
-/// `stallwatch report` on them, timing it and reading its peak resident set (`wait4`'s `ru_maxrss`).
+/// `stallwatch report` on them, timing it and reading its peak resident set (`VmHWM` in `/proc/PID/status`, every
+/// 2 ms: `wait4`'s `ru_maxrss` would count the driver's own memory, which posix_spawn shares until exec).
 ///
 /// Memory is bounded if it grows with the number of stalls by a few hundred bytes each (their times and sample
 /// lists), not with the size of the input: the input is read a chunk at a time and every frame is kept once.
@@ -23,13 +24,10 @@ struct ReportBenchmark {
         defer { try? FileManager.default.removeItem(at: directory) }
         var table = ResultTable(
             "stallwatch report: stall records of 10 samples × 24 frames, 50 fingerprints, 20 processes, 4 hosts"
-                + " (median of 3 runs; peak RSS from wait4)",
-            header: ["records", "input", "format", "time", "peak RSS", "RSS per record"])
+                + " (median of 3 runs; peak RSS: the largest VmHWM read every 2 ms)",
+            header: ["records", "input", "format", "time", "peak RSS"])
         var report = SectionReport()
-        // posix_spawn shares the driver's memory until exec, and Linux counts it in the child's ru_maxrss: the
-        // peak of a program that does nothing is the floor every reading includes.
-        let floor = try measure(["/bin/true"]).kibibytes
-        table.add(["0 (/bin/true)", "", "", "", Format.mebibytes(floor), ""])
+        var textPeaks: [(records: Int, kibibytes: Int, inputBytes: Int)] = []
         for size in Self.sizes {
             let path = directory.appendingPathComponent("stalls-\(size).ndjson").path
             let inputBytes = try Self.writeRecords(count: size, to: path)
@@ -45,8 +43,9 @@ struct ReportBenchmark {
                 table.add([
                     "\(size)", Format.mebibytes(inputBytes / 1024), format,
                     Format.fixed(seconds * 1000, 0) + " ms",
-                    Format.mebibytes(peak), "\(max(0, peak - floor) * 1024 / size) B",
+                    Format.mebibytes(peak),
                 ])
+                if format == "text" { textPeaks.append((size, peak, inputBytes)) }
                 if size == Self.targetRecords, format == "text" {
                     report.targets.append(
                         TargetCheck(
@@ -57,6 +56,12 @@ struct ReportBenchmark {
             }
         }
         report.tables.append(table)
+        if let first = textPeaks.first, let last = textPeaks.last, last.records > first.records {
+            let perStall = (last.kibibytes - first.kibibytes) * 1024 / (last.records - first.records)
+            report.lines.append(
+                "report memory: \(perStall) bytes more per stall record from \(first.records) to \(last.records) records"
+                    + " (the input by \((last.inputBytes - first.inputBytes) / (last.records - first.records)) bytes)")
+        }
         return report
     }
 
@@ -74,11 +79,24 @@ struct ReportBenchmark {
             throw BenchError("cannot run \(command[0]): \(error)")
         }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        var peak = 0
+        while true {
+            peak = max(peak, Self.highWaterKiB(of: pid) ?? 0)
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno != EINTR) { break }
+            usleep(2000)
+        }
         let seconds = Double(MonotonicClock.now() - start) / 1e9
         guard status == 0 else { throw BenchError("\(command.joined(separator: " ")) exited with status \(status)") }
-        return (seconds, usage.ru_maxrss)
+        return (seconds, peak)
+    }
+
+    /// `VmHWM` (peak resident set) of a running process, in KiB.
+    static func highWaterKiB(of pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
     /// Writes `count` stall records to `path`, one per line, each different in id, time and (per process)
