@@ -36,15 +36,17 @@ enum HTMLScript {
             + (stall.verdict ? ", thread " + stall.verdict : "")));
           stall.samples.forEach((sample, number) => {
             const stack = data.stacks[sample[1]];
-            panel.append(element("div", {}, "sample " + (number + 1) + " at +" + ms(sample[0]) + " (stands for "
-              + ms(sample[2]) + (sample[3] ? ", state " + sample[3] : "") + "):"));
+            const box = element("details", number === 0 ? { open: "" } : {});
+            box.append(element("summary", {}, "sample " + (number + 1) + " at +" + ms(sample[0]) + " (stands for "
+              + ms(sample[2]) + (sample[3] ? ", state " + sample[3] : "") + ")"));
+            panel.append(box);
             const list = element("ol");
             stack.slice().reverse().slice(0, 12).forEach((frame) => {
               const item = element("li", {}, data.frames[frame].n + (data.frames[frame].l
                 ? "  (" + data.frames[frame].l + ")" : ""));
               list.append(item);
             });
-            panel.append(list);
+            box.append(list);
           });
           if (stall.samples.length === 0) panel.append(element("div", {}, "No stack was captured."));
         }
@@ -205,7 +207,7 @@ enum HTMLScript {
         ];
         const shown = (column, group) => {
           const value = column[1](group);
-          if (column[0] === "First seen" || column[0] === "Last seen") return when(value);
+          if (column[0] === "First seen" || column[0] === "Last seen") return when(value).slice(0, 19);
           if (["Total", "p50", "p95", "Max"].includes(column[0])) return ms(value);
           if (column[0] === "Hosts") return group.hosts.join(", ");
           if (column[0] === "Stalls" && group.unfinished) return value + " (" + group.unfinished + " unfinished)";
@@ -256,7 +258,14 @@ enum HTMLScript {
           + data.version;
         drawTimeline();
         drawTable();
+        // A link can open the page searching for a function (#search=name) or showing a stall (#stall=index).
+        const linked = new URLSearchParams(location.hash.slice(1));
+        if (linked.has("search")) document.getElementById("search").value = linked.get("search");
         drawFlames();
+        if (linked.has("stall") && data.stalls[Number(linked.get("stall"))]) {
+          showStall(Number(linked.get("stall")), document.querySelector('.bar[data-stall="' + linked.get("stall")
+            + '"]'));
+        }
 
         """#
 }

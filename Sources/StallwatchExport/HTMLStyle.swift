@@ -24,7 +24,8 @@ enum HTMLStyle {
         .axis { display: flex; justify-content: space-between; margin-left: 15rem; font-size: 11px;
           color: var(--muted); }
         .details { border: 1px solid #ccc; border-radius: 4px; padding: 0.5rem 0.75rem; margin-top: 0.5rem;
-          background: #fffdf7; }
+          background: #fffdf7; max-height: 24rem; overflow-y: auto; }
+        .details summary { cursor: pointer; }
         .details h3 { margin: 0 0 0.25rem; font-size: 1rem; }
         .details ol { margin: 0.25rem 0; padding-left: 1.5rem; font-family: ui-monospace, monospace;
           font-size: 12px; }
@@ -54,6 +55,7 @@ enum HTMLStyle {
         @media print {
           body { max-width: none; padding: 0; font-size: 11px; }
           .search, .hint { display: none; }
+          .details { max-height: none; }
           .flame, .run, tr { break-inside: avoid; }
           .bar, .node, .key { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
         }

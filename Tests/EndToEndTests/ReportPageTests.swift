@@ -37,6 +37,15 @@ import Testing
         #expect(dom.stdout.contains(#"id="flame-all""#))
         #expect(dom.stdout.components(separatedBy: #"class="flame""#).count - 1 == 3)
         #expect(dom.stdout.contains("2 stalls ("), "the overview line was filled in")
+        // What a click on the first bar shows, and a search, through the page's links (#stall=, #search=).
+        let clicked = try Self.chromium(
+            ["--dump-dom", "file://" + page + "#stall=0&search=waitForAccountLock"], profile: profile)
+        #expect(clicked.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }.isEmpty, "\(clicked.stderr)")
+        #expect(clicked.stdout.contains("culprit: \(DemoRecords.mutexCulprit) at "), "the first run is the mutex one")
+        #expect(clicked.stdout.contains("Culprits.swift:"), "the culprit's file and line are shown")
+        #expect(clicked.stdout.contains("sample 1 at +"), "and its samples")
+        #expect(clicked.stdout.contains(#"class="node hit" "#), "the search marks the matching frames")
+        #expect(!dom.stdout.contains(#"class="node hit" "#), "which nothing marks without a search")
         let shot = try Self.chromium(["--screenshot=\(screenshot)", "file://" + page], profile: profile)
         #expect(shot.status == 0, "\(shot.stderr)")
         let image = try Data(contentsOf: URL(fileURLWithPath: screenshot))
