@@ -86,3 +86,44 @@ import Testing
         #expect(try result.stalls.first?.host != nil, "records written by the command line carry a host")
     }
 }
+
+@Suite(.serialized) struct ReportEndingTests {
+    @Test func runWritesItsPageAfterSIGINT() throws {
+        let page = scratchFile("sigint.html")
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = ["demo", "--scenario", "sleep", "--html", page, "--", "--stalls", "5"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first stall (the demo's lead-in, then 600 ms) is over by 1.5 s; the run is not.
+        Thread.sleep(forTimeInterval: 1.5)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("usleep") || html.contains("nanosleep"), "the sleep stall's stack is on the page")
+        #expect(html.contains(#""stalls":["#))
+    }
+
+    @Test func reportReadsStandardInput() throws {
+        let input = try #require(FileHandle(forReadingAtPath: DemoRecords.files[0]))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = ["report", "--format", "folded", "-"]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains(DemoRecords.mutexCulprit + ";"), "\(text)")
+    }
+
+    @Test func anOutputThatCannotBeWrittenIsExit73() throws {
+        let result = try runStallwatch(["report", "--output", "/nonexistent/dir/out.txt", DemoRecords.files[0]])
+        #expect(result.status == 73)
+        #expect(result.stderr.contains("cannot write '/nonexistent/dir/out.txt'"), "\(result.stderr)")
+    }
+}
