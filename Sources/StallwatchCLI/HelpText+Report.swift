@@ -22,6 +22,15 @@ extension HelpText {
             UsageLayout.section(
                 "ARGUMENTS", rows: [("<file> ...", "NDJSON reports (stallwatch run --format json); '-' is stdin.")]),
             optionsSection(for: .report),
+            UsageLayout.section(
+                "ENVIRONMENT",
+                rows: [
+                    (
+                        "STALLWATCH_HOST",
+                        "The host key of the records run, demo and attach write (default: the host name), by which"
+                            + " report tells machines apart."
+                    )
+                ]),
             examplesSection([
                 "stallwatch report run1.ndjson run2.ndjson",
                 "stallwatch report --html stalls.html *.ndjson",
