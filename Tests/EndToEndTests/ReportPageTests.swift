@@ -15,6 +15,48 @@ import Testing
             ] + arguments)
     }
 
+    static let interactionScript = #"""
+        <script>
+        try {
+          const all = () => [...document.querySelectorAll("#flame-all .node")];
+          const before = all().length;
+          console.log("nodes=" + before);
+          all().find((node) => node.dataset.name === "AccountStore.waitForAccountLock()").click();
+          const zoomed = all().filter((node) => node.dataset.name === "AccountStore.waitForAccountLock()");
+          console.log("zoomed width=" + zoomed[0].style.width + " nodes=" + all().length);
+          all()[0].click();
+          console.log("zoomed out nodes=" + all().length);
+          const header = document.querySelector('#groups th[data-column="4"]');
+          header.click();
+          const first = () => document.querySelector("#groups tbody tr").dataset.fingerprint;
+          console.log("sorted by stalls first=" + first());
+          header.click();
+          console.log("reversed first=" + first());
+          document.querySelector(".bar").dispatchEvent(new MouseEvent("mouseenter"));
+          console.log("hovered=" + document.querySelector("#details h3").textContent);
+        } catch (error) { console.log("ERROR " + error); }
+        </script>
+        </body>
+        """#
+
+    /// The console lines of a copy of the page with ``interactionScript`` at its end.
+    static func interact(with page: String, profile: String) throws -> String {
+        let copy = page + ".interact.html"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        try html.replacingOccurrences(of: "</body>", with: interactionScript)
+            .write(toFile: copy, atomically: true, encoding: .utf8)
+        let result = try chromium(["--dump-dom", "file://" + copy], profile: profile)
+        return result.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }.joined(separator: "\n")
+    }
+
+    /// The flame graph's node count before zooming, from the first console line.
+    static func nodeCount(_ console: String) -> Int? {
+        console.split(separator: "\n").first.flatMap { line in
+            line.split(separator: "\"").dropFirst().first.flatMap { Int($0.dropFirst("nodes=".count)) }
+        }
+    }
+
     @Test(.enabled(if: TestTool.available(TestTool.chromium), "chromium (Debian chromium) is not installed"))
     func thePageOfTwoRunsRendersWithTheirBarsAndCulprits() throws {
         let files = DemoRecords.files
@@ -46,6 +88,13 @@ import Testing
         #expect(clicked.stdout.contains("sample 1 at +"), "and its samples")
         #expect(clicked.stdout.contains(#"class="node hit" "#), "the search marks the matching frames")
         #expect(!dom.stdout.contains(#"class="node hit" "#), "which nothing marks without a search")
+        // Zooming, zooming out, sorting and hovering, by a script the test adds at the end of a copy of the page.
+        let interactions = try Self.interact(with: page, profile: profile)
+        #expect(interactions.contains("zoomed width=100%"), "\(interactions)")
+        #expect(interactions.contains("zoomed out nodes=\(try #require(Self.nodeCount(interactions)))"))
+        #expect(interactions.contains("sorted by stalls first=") && interactions.contains("reversed first="))
+        #expect(!interactions.contains("ERROR"), "\(interactions)")
+        #expect(interactions.contains("hovered=") && interactions.contains(": \(DemoRecords.mutexCulprit)"))
         let shot = try Self.chromium(["--screenshot=\(screenshot)", "file://" + page], profile: profile)
         #expect(shot.status == 0, "\(shot.stderr)")
         let image = try Data(contentsOf: URL(fileURLWithPath: screenshot))
