@@ -59,7 +59,10 @@ let package = Package(
         // The engine: launching or attaching, the poll loop, capturing and naming stalls, one-shot stacks.
         .target(
             name: "StallwatchCollector",
-            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
+            dependencies: [
+                "StallwatchCore", "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols",
+                "CStallwatchSystem",
+            ]
         ),
         // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
@@ -68,7 +71,10 @@ let package = Package(
         // gzip for the pprof export, with Debian's zlib (zlib1g-dev).
         .target(name: "CStallwatchZlib", linkerSettings: [.linkedLibrary("z")]),
         // The formats `stallwatch report` writes from merged stalls: text, folded, speedscope, trace, pprof, HTML.
-        .target(name: "StallwatchExport", dependencies: ["StallwatchAggregate", "StallwatchCore", "CStallwatchZlib"]),
+        .target(
+            name: "StallwatchExport",
+            dependencies: ["StallwatchAggregate", "StallwatchReport", "StallwatchCore", "CStallwatchZlib"]
+        ),
         // The command line: parsing, help, dispatch, and where reports are written.
         .target(
             name: "StallwatchCLI",

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -92,3 +93,36 @@ const char *sw_library_defining(const char *symbol) {
 }
 
 int sw_pipe_cloexec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }
+
+// Sender credentials on a Unix socket: CMSG_* are macros and struct ucred needs _GNU_SOURCE, so both live here.
+#include <sys/socket.h>
+
+int sw_socket_pass_credentials(int descriptor) {
+    int on = 1;
+    return setsockopt(descriptor, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+
+long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, int flags, int *sender_pid) {
+    union {
+        struct cmsghdr header;
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+    } control;
+    struct iovec data = {buffer, length};
+    struct msghdr message = {0};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    *sender_pid = 0;
+    ssize_t received = recvmsg(descriptor, &message, flags | MSG_CMSG_CLOEXEC);
+    if (received < 0) return -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c != NULL; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(c), sizeof credentials);
+            *sender_pid = credentials.pid;
+        }
+    }
+    return received;
+}

@@ -122,7 +122,9 @@ static int sw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value
     // read with process_vm_readv, which also serves the table lookups made before the thread is stopped.
     if (write) return _UPT_access_mem(as, addr, value, write, s->upt);
     // The target's vDSO holds the same bytes as ours.
-    if (s->vdso.valid && addr >= s->vdso.start && addr + sizeof(unw_word_t) <= s->vdso.end) {
+    // Written so that no sum can wrap: addr is the target's register or stack value, anything up to UINT64_MAX.
+    if (s->vdso.valid && addr >= s->vdso.start && s->vdso.end - s->vdso.start >= sizeof(unw_word_t) &&
+        addr - s->vdso.start <= s->vdso.end - s->vdso.start - sizeof(unw_word_t)) {
         memcpy(value, s->vdso.local + (addr - s->vdso.start), sizeof *value);
         return 0;
     }
@@ -134,7 +136,8 @@ static int sw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value
     memcpy(bytes, first + offset, here);
     // A word across a page boundary (an unwind table is only 4-byte aligned): the rest from the next page.
     if (here < sizeof bytes) {
-        const uint8_t *second = target_page(s, page + PAGE);
+        // The last page of the address space has no next page.
+        const uint8_t *second = page > UINT64_MAX - PAGE ? NULL : target_page(s, page + PAGE);
         if (second == NULL) return _UPT_access_mem(as, addr, value, write, s->upt);
         memcpy(bytes + here, second, sizeof bytes - here);
     }

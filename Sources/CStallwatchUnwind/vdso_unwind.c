@@ -121,7 +121,7 @@ static void compute_local_vdso(void) {
     if (hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return;
     if (read_encoded(&p, end, hdr[1], &eh_frame_ptr) != 0) return;
     if (read_encoded(&p, end, hdr[2], &fde_count) != 0) return;
-    if (fde_count == 0 || p + fde_count * 8 > end) return;
+    if (fde_count == 0 || fde_count > (uint64_t)(end - p) / 8) return;
 
     local_vdso.base = base;
     local_vdso.size = size;
@@ -231,6 +231,8 @@ static void locate_memory_table(sw_image *image, unw_addr_space_t as, void *arg)
     uint64_t eh_frame_ptr, fde_count;
     if (read_encoded(&p, end, bytes[1], &eh_frame_ptr) != 0) return;
     if (read_encoded(&p, end, bytes[2], &fde_count) != 0 || fde_count == 0) return;
+    // The count is the target's word: a table larger than the image holding it is damaged (or hostile).
+    if (fde_count > (image->end - image->start) / 8) return;
     image->memory.eh_frame_hdr = hdr;
     image->memory.table = hdr + (uint64_t)(p - bytes);
     image->memory.fde_count = fde_count;

@@ -39,11 +39,14 @@ public final class StallMonitor: @unchecked Sendable {
             self.strategy = strategy
         }
 
-        /// The same settings as `stallwatch run` takes; nil when the threshold is not positive.
+        /// The same settings as `stallwatch run` takes; nil when the threshold is not positive or longer than a
+        /// year. `STALLWATCH_STRATEGY` in the environment chooses the strategy, as under `stallwatch run`.
         var settings: WatchSettings? {
-            guard threshold > .zero else { return nil }
+            guard threshold > .zero, threshold < .seconds(365 * 86_400) else { return nil }
+            let environment = ProcessInfo.processInfo.environment
             return WatchSettings(
-                thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples, strategy: strategy)
+                thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples,
+                strategy: environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? strategy)
         }
     }
 

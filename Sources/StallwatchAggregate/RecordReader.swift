@@ -10,7 +10,8 @@ enum RecordReader {
 
     static let stallKeys: Set<String> = [
         "event", "schemaVersion", "host", "id", "pid", "tid", "process", "startedAt", "startMonotonicMs",
-        "durationMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint", "detectedAfterMs",
+        "durationMs", "lengthMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint",
+        "detectedAfterMs",
         "capture", "culprit", "thread", "confidence", "samples", "mode", "resolutionMs", "startedBeforeAttach",
     ]
     static let summaryKeys: Set<String> = [
@@ -36,6 +37,7 @@ enum RecordReader {
         var startedAt: String?
         var endedAt: String?
         var durationMs: Double?
+        var lengthMs: Double?
         var unfinished = false
         var thresholdMs: Double?
         var callout: String?
@@ -66,6 +68,7 @@ enum RecordReader {
             case "startedAt": fields.startedAt = try scanner.readOptionalString()
             case "endedAt": fields.endedAt = try scanner.readOptionalString()
             case "durationMs": fields.durationMs = try scanner.readOptionalNumber()
+            case "lengthMs": fields.lengthMs = try scanner.readOptionalNumber()
             case "unfinished":
                 // A bool in stall records, a count in summaries.
                 let next = try scanner.peek()

@@ -57,6 +57,8 @@ public struct StallCollection: Sendable {
         public var startMs: Double
         /// `nil` while unfinished.
         public var durationMs: Double?
+        /// The length an unfinished stall had reached when its run ended (`lengthMs`, where recorded).
+        public var lengthMs: Double?
         public var unfinished: Bool
         public var thresholdMs: Double?
         public var callout: String?
@@ -67,9 +69,11 @@ public struct StallCollection: Sendable {
         public var verdict: String?
         public var samples: [StallSample]
 
-        /// How long the stall is known to have lasted: its duration, or up to its last sample while unfinished.
+        /// How long the stall is known to have lasted: its duration; for an unfinished one the length it had
+        /// reached (`lengthMs`), or, in records without it, one threshold past its last sample.
         public var knownDurationMs: Double {
             if let durationMs { return durationMs }
+            if let lengthMs { return lengthMs }
             let last = samples.last?.capturedAfterMs ?? 0
             return last + (thresholdMs ?? 0)
         }

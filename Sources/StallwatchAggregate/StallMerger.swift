@@ -151,7 +151,8 @@ public struct StallMerger {
         let stall = StallCollection.Stall(
             run: run, host: fields.host ?? collection.runs[Int(run)].host, pid: pid, tid: fields.tid ?? pid,
             process: fields.process ?? "pid \(pid)", id: fields.id ?? 0, startMs: start,
-            durationMs: detectedOnly ? nil : fields.durationMs, unfinished: detectedOnly || fields.unfinished,
+            durationMs: detectedOnly ? nil : fields.durationMs, lengthMs: detectedOnly ? nil : fields.lengthMs,
+            unfinished: detectedOnly || fields.unfinished,
             thresholdMs: fields.thresholdMs, callout: fields.callout, fingerprint: fingerprint,
             culprit: fields.culprit, verdict: fields.verdict, samples: fields.samples)
         let key = PendingKey(run: run, pid: pid, id: stall.id)

@@ -124,6 +124,30 @@ extension ArgumentParser {
                 break
             }
         }
+        try checkDestinations(parsed.watch, topic: topic)
+    }
+
+    /// Two outputs may not share one destination: the JUnit document would land inside the report stream.
+    private static func checkDestinations(_ watch: WatchOptions, topic: HelpTopic) throws(UsageError) {
+        guard let junit = watch.junit else { return }
+        if junit == WatchOptions.standardOutputPath, watch.reportsGoToStandardOutput {
+            throw UsageError(
+                message: "'--junit -' writes the JUnit report to standard output, where the reports already go;"
+                    + " give the reports a file with '--output FILE'",
+                topic: topic)
+        }
+        if let output = watch.output, output != WatchOptions.standardOutputPath,
+            normalized(output) == normalized(junit)
+        {
+            throw UsageError(
+                message: "'--output' and '--junit' both name '\(junit)'; give each a file of its own", topic: topic)
+        }
+    }
+
+    /// A path without `./` steps and doubled slashes, to compare two spellings of one name.
+    static func normalized(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
     }
 
     /// A duration option's value, checked against its accepted range.

@@ -282,9 +282,11 @@ public enum ArgumentParser {
     }
 
     /// Whether the argument after a value-taking option can be its value: not another option,
-    /// except `-` on its own, which `--output -` uses for stdout.
+    /// except `-` on its own, which `--output -` uses for stdout, and a negative number (`--threshold -5ms`), which
+    /// is a value the option's own check then refuses with a reason.
     private static func isValue(_ argument: String) -> Bool {
-        !argument.hasPrefix("-") || argument == "-"
+        guard argument.hasPrefix("-"), argument != "-" else { return true }
+        return argument.dropFirst().first.map { $0.isNumber || $0 == "." } ?? false
     }
 
     /// Splits `--name=value` at the first `=`; other arguments have no inline value.

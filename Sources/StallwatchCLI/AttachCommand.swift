@@ -12,21 +12,24 @@ enum AttachCommand {
             duration: options.duration?.nanoseconds)
         let output = try ReportOutput(
             path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
-            writesDetectedRecords: false, watched: "the process", exports: options.watch.exports)
+            writesProgressRecords: false, watched: "the process", exports: options.watch.exports)
         defer { output.close() }
+        try watch.begin()
+        defer { watch.close() }
         for warning in watch.warnings { Diagnostics.warning(warning) }
         let connection = try watch.connect()
         Diagnostics.note(announcement(connection, pid: watch.pid, name: watch.processName, options: options))
         let outcome = try watch.run(connection, output: output)
         var summary = RunSummary(
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
-            watchedPids: outcome.watchedPids, exitStatus: nil, warnings: outcome.warnings)
+            watchedPids: outcome.watchedPids, exitStatus: nil,
+            warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.attached = outcome.attached
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {
-            for warning in outcome.warnings { Diagnostics.warning(warning) }
+            for warning in summary.warnings { Diagnostics.warning(warning) }
         }
-        return ExitCode.success
+        return output.close() ? ExitCode.success : ExitCode.reportsLost
     }
 
     /// How the process is watched, and how to stop.

@@ -9,10 +9,14 @@ enum BaselineFile {
     enum Failure: Error, Equatable {
         case unreadable(path: String, reason: String)
         case noRecords(path: String)
+        case tooLarge(path: String)
 
         var message: String {
             switch self {
             case .unreadable(let path, let reason): "cannot read --baseline file '\(path)': \(reason)"
+            case .tooLarge(let path):
+                "--baseline file '\(path)' is larger than \(BaselineFile.largestFile >> 20) MiB; give the report of one"
+                    + " run ('stallwatch run --format json --output FILE -- ...')"
             case .noRecords(let path):
                 "--baseline file '\(path)' holds no stallwatch JSON records; make it with"
                     + " 'stallwatch run --format json --output FILE -- ...'"
@@ -25,14 +29,19 @@ enum BaselineFile {
     /// A file with stallwatch records but no stalls is a valid (empty) baseline; a file with no stallwatch
     /// record at all is almost certainly the wrong file, and is refused.
     static func fingerprints(at path: String) throws(Failure) -> Set<String> {
-        guard let data = FileBytes.read(path) else {
-            throw .unreadable(path: path, reason: SystemError.describe(errno))
+        let data: [UInt8]
+        switch FileBytes.read(path, limit: largestFile) {
+        case .bytes(let bytes): data = bytes
+        case .tooLarge: throw .tooLarge(path: path)
+        case .unreadable(let code): throw .unreadable(path: path, reason: SystemError.describe(code))
         }
         var fingerprints: Set<String> = []
         var records = 0
         let decoder = JSONDecoder()
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("{") {
-            guard let record = try? decoder.decode(Record.self, from: Data(line.utf8)), let event = record.event
+        for line in data.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
+            // No stall record is this long: a line that is, is not one.
+            guard line.count <= longestLine else { continue }
+            guard let record = try? decoder.decode(Record.self, from: Data(line)), let event = record.event
             else { continue }
             records += 1
             if event == "stall", let fingerprint = record.fingerprint {
@@ -42,6 +51,11 @@ enum BaselineFile {
         guard records > 0 else { throw .noRecords(path: path) }
         return fingerprints
     }
+
+    /// The largest baseline read: far more than a run's report, far less than memory.
+    static let largestFile = 64 << 20
+    /// The longest line decoded as a record.
+    static let longestLine = 1 << 20
 
     /// The two keys a baseline needs from a record; the rest of it is not read.
     private struct Record: Decodable {

@@ -5,6 +5,7 @@ import StallwatchAggregate
 import StallwatchCore
 import StallwatchExport
 import StallwatchReport
+import StallwatchSystem
 
 /// Keeps a run's stalls (as the JSON lines `--format json` would write, read back by the same reader as
 /// `stallwatch report`), then writes every requested file once the run's summary is known.
@@ -30,7 +31,8 @@ final class ExportRecorder {
             do {
                 try OutputFile.write(request.format.exporter().export(collection), to: request.path)
             } catch {
-                Diagnostics.warning("cannot write the --export \(request.format.rawValue) file: \(error.message)")
+                Diagnostics.warning(
+                    "cannot write the \(request.format.rawValue) file '\(request.path)': \(error.reason)")
             }
         }
     }

@@ -74,6 +74,10 @@ public enum HelpText {
                     ),
                     ("\(ExitCode.internalError)", "Internal error."),
                     ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
+                    (
+                        "\(ExitCode.reportsLost)",
+                        "Reports were lost: writing --output or --junit failed, or its reader fell behind."
+                    ),
                     ("\(ExitCode.permissionDenied)", "attach, stack: not permitted to trace the process."),
                     (
                         "\(ExitCode.budgetBroken)",
@@ -199,7 +203,7 @@ public enum HelpText {
                         "STALLWATCH_SYMBOLIZER",
                         "How frames are named. Unset: symbol tables and DWARF are read in process, with the Swift "
                             + "toolchain's llvm-symbolizer for DWARF that reader cannot decode. A path to an "
-                            + "llvm-symbolizer: it reads all DWARF. 'runtime': the toolchain's Runtime module alone. "
+                            + "llvm-symbolizer: it reads all DWARF. Frames neither names keep the symbol table's name. "
                             + "Also for run and attach."
                     )
                 ]),

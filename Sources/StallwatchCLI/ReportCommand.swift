@@ -3,6 +3,7 @@ import Glibc
 import StallwatchAggregate
 import StallwatchCore
 import StallwatchExport
+import StallwatchSystem
 
 /// Reads NDJSON reports, merges their stalls and writes the summary, page or profile.
 enum ReportCommand {
@@ -55,9 +56,12 @@ enum ReportCommand {
             let colored = request.format == .text && toTerminal && ReportOutput.wantsColor(color, descriptor: 1)
             do {
                 try OutputFile.write(request.format.exporter(colored: colored).export(collection), to: request.path)
+            } catch  where error.errno == EPIPE && request.path == WatchOptions.standardOutputPath {
+                // A reader that went away (`| head`) is not worth an error.
             } catch {
                 if let previous = failure { Diagnostics.error(previous) }
-                failure = error
+                failure = StallwatchError(
+                    message: "cannot write '\(request.path)': \(error.reason)", exitCode: ExitCode.cannotCreateOutput)
             }
         }
         if let failure { throw failure }

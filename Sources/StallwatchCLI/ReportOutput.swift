@@ -8,25 +8,32 @@ import StallwatchSystem
 
 /// Renders records in the chosen format and writes each as soon as it is rendered.
 ///
-/// Each record is one `write(2)` sequence on an unbuffered descriptor, so a record is on disk (or in the pipe) before
-/// the next event is handled and nothing is lost if stallwatch is killed afterwards. If the reader goes away (a
-/// closed pipe), reporting stops and the watched process keeps running undisturbed.
+/// Each record goes to a ``RecordWriter``, whose thread writes it at once with unbuffered `write(2)` calls: a record
+/// is on disk (or in the pipe) moments after the event, and nothing is lost if stallwatch is killed afterwards, yet a
+/// reader that stops reading never blocks the collector. If the reader goes away (a closed pipe) or falls too far
+/// behind, records are lost, the watched process keeps running undisturbed, and ``lostRecords`` says so.
 final class ReportOutput: CollectorOutput {
     let descriptor: Int32
     let isStandardOutput: Bool
     private var reporter: any Reporter
-    /// Whether a record goes out the moment a stall is detected (`run`; `attach` writes each stall once, at its end).
-    private let writesDetectedRecords: Bool
+    /// Whether records go out while the watch goes on: at a stall's detection, and `--fps` readings (`run`;
+    /// `attach` writes each stall once, at its end, and has no frame tick).
+    private let writesProgressRecords: Bool
     /// What keeps running when reports cannot be written: "the workload" (`run`), "the process" (`attach`).
     private let watched: String
-    private(set) var failed = false
+    private let writer: RecordWriter
+    /// What ``close()`` found, once called.
+    private var closed: Bool?
+    private var complete = false
+    /// How long the last records may take to reach a slow reader when the watch is over.
+    static let finalDrainMilliseconds = 2000
     /// `--html` and `--export`: the run's records, kept for the files written after the summary.
     private let exports: ExportRecorder?
 
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
     init(
-        path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesDetectedRecords: Bool,
+        path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesProgressRecords: Bool,
         watched: String, exports: [ExportRequest] = []
     ) throws(StallwatchError) {
         if let path, path != WatchOptions.standardOutputPath {
@@ -42,20 +49,21 @@ final class ReportOutput: CollectorOutput {
         }
         reporter = ReportFormat.reporter(
             format, clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
+        self.writesProgressRecords = writesProgressRecords
         self.exports = exports.isEmpty ? nil : ExportRecorder(requests: exports, clock: clock)
-        self.writesDetectedRecords = writesDetectedRecords
         self.watched = watched
+        writer = RecordWriter(descriptor: descriptor) { Diagnostics.warning("\($0); \(watched) keeps running") }
     }
 
     func stallDetected(_ stall: StallReport) {
-        if writesDetectedRecords { write(reporter.renderDetected(stall)) }
+        if writesProgressRecords { write(reporter.renderDetected(stall)) }
     }
     func stallFinished(_ stall: StallReport) {
         write(reporter.render(stall))
         exports?.record(stall)
     }
     func frameRate(_ frames: FrameRateReport) {
-        write(reporter.render(frames))
+        if writesProgressRecords { write(reporter.render(frames)) }
         exports?.record(frames)
     }
     /// The summary ends the run: the `--html` and `--export` files are written after it.
@@ -64,18 +72,34 @@ final class ReportOutput: CollectorOutput {
         exports?.finish(summary)
     }
 
-    private func write(_ text: String) {
-        guard !failed, !text.isEmpty else { return }
-        do {
-            try FileDescriptor.writeAll(text.utf8, to: descriptor)
-        } catch {
-            failed = true
-            Diagnostics.warning("cannot write reports (\(error.reason)); \(watched) keeps running")
-        }
+    private func write(_ text: String) { writer.enqueue(text) }
+
+    /// Whether records were lost so far: a write failed, or the reader fell behind.
+    var lostRecords: Bool { writer.failure != nil || writer.dropped > 0 }
+
+    /// What the summary says about lost records; nil when none were.
+    var lossWarning: String? {
+        let dropped = writer.dropped
+        if let failure = writer.failure { return "reports could not be written (\(failure.reason))" }
+        guard dropped > 0 else { return nil }
+        return "\(dropped) record\(dropped == 1 ? " was" : "s were") dropped: the reader of the reports did not keep up"
     }
 
-    func close() {
-        if !isStandardOutput { _ = Glibc.close(descriptor) }
+    /// Waits (boundedly) for the last records to be written, then closes the file; false if any record was lost.
+    /// Idempotent: the first call decides.
+    @discardableResult
+    func close() -> Bool {
+        if let closed { return closed }
+        defer { closed = complete }
+        complete = writer.finish(waitingUpTo: Self.finalDrainMilliseconds)
+        if !complete, writer.failure == nil {
+            Diagnostics.warning(
+                "the last reports were not all written: their reader did not read them within"
+                    + " \(Self.finalDrainMilliseconds / 1000) s")
+        }
+        // Left open when the writer may still write: the number must not name another file meanwhile.
+        if complete, !isStandardOutput { _ = Glibc.close(descriptor) }
+        return complete
     }
 
     /// Colour only on a terminal whose `TERM` is not `dumb`, and never with `NO_COLOR` set.

@@ -4,6 +4,7 @@ import Glibc
 import StallwatchCollector
 import StallwatchCore
 import StallwatchReport
+import StallwatchSystem
 
 /// One run of a workload under watch, from validation to the exit status.
 enum RunCommand {
@@ -21,11 +22,20 @@ enum RunCommand {
             }
         }
         // Fail now, not after a long run: the JUnit file is written at the end.
-        if let junit = options.junit { try JUnitFile.checkWritable(junit) }
+        if let junit = options.junit {
+            if let output = options.output, OutputFile.sameFile(output, junit) {
+                throw StallwatchError(
+                    message: "'--output' and '--junit' name the same file ('\(junit)'); give each a file of its own",
+                    exitCode: ExitCode.usage)
+            }
+            try JUnitFile.checkWritable(junit)
+        }
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
-            writesDetectedRecords: true, watched: "the workload", exports: options.exports)
+            writesProgressRecords: true, watched: "the workload", exports: options.exports)
+        // On a thrown error too: what was detected before it still reaches the reader.
         defer { output.close() }
+        defer { watch.close() }
 
         let outcome = try watch.run(output: output, stdoutToStderr: options.redirectsWorkloadStandardOutput)
         let verdict =
@@ -33,41 +43,53 @@ enum RunCommand {
             ? options.budget.evaluate(
                 outcome.stalls, baseline: baseline, endOfRun: outcome.endedAt, busyPeriods: outcome.busyPeriods)
             : nil
-        let exitCode = exitCode(
-            workload: exitCode(fromWaitStatus: outcome.waitStatus), timedOut: outcome.timedOut, verdict: verdict)
+        let workload = exitCode(fromWaitStatus: outcome.waitStatus)
         var summary = RunSummary(
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
-            watchedPids: outcome.watchedPids, exitStatus: exitCode, warnings: outcome.warnings)
+            watchedPids: outcome.watchedPids,
+            exitStatus: exitCode(
+                workload: workload, timedOut: outcome.timedOut, reportsLost: output.lostRecords, verdict: verdict),
+            warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.budget = verdict
         summary.timedOut = outcome.timedOut
         summary.busyPeriods = outcome.busyPeriods
         summary.thresholdNanoseconds = options.settings.thresholdNanoseconds
         summary.framesPerSecond = outcome.framesPerSecond
-        output.write(summary)
-        // Warnings also go to stderr unless the summary above already showed them there.
-        if !(options.format == .text && output.isStandardOutput) {
-            for warning in outcome.warnings { Diagnostics.warning(warning) }
-            if let verdict, verdict.isBroken {
-                Diagnostics.note("stall budget broken: \(verdict.violations.joined(separator: "; "))")
-            }
-        }
+        // The JUnit file first, so that the summary's exit status counts it.
         if let junit = options.junit {
             let report = JUnitReport(
                 stalls: outcome.stalls, summary: summary, budget: options.budget, baseline: baseline,
                 startOfRun: outcome.startedAt, endOfRun: outcome.endedAt, command: command.joined(separator: " "),
                 clock: clock)
-            if !JUnitFile.write(report.render(), to: junit) {
-                Diagnostics.warning("cannot write the --junit file '\(junit)'")
+            if let reason = JUnitFile.write(report.render(), to: junit) {
+                let warning = "cannot write the --junit file '\(junit)': \(reason)"
+                summary.warnings.append(warning)
+                summary.exitStatus = exitCode(
+                    workload: workload, timedOut: outcome.timedOut, reportsLost: true, verdict: verdict)
             }
         }
-        return exitCode
+        output.write(summary)
+        // Warnings also go to stderr unless the summary above already showed them there.
+        if !(options.format == .text && output.isStandardOutput) {
+            for warning in summary.warnings { Diagnostics.warning(warning) }
+            if let verdict, verdict.isBroken {
+                Diagnostics.note("stall budget broken: \(verdict.violations.joined(separator: "; "))")
+            }
+        }
+        let complete = output.close()
+        return exitCode(
+            workload: workload, timedOut: outcome.timedOut,
+            reportsLost: !complete || summary.exitStatus == ExitCode.reportsLost, verdict: verdict)
     }
 
-    /// stallwatch's status: the workload's own failure wins; a timeout we enforced comes next; then a broken
-    /// budget; otherwise success.
-    static func exitCode(workload: Int32, timedOut: Bool, verdict: StallBudget.Verdict?) -> Int32 {
+    /// stallwatch's status: a timeout we enforced first; then the workload's own failure; then lost reports (a CI
+    /// job must not pass on a report nobody got); then a broken budget; otherwise success.
+    static func exitCode(workload: Int32, timedOut: Bool, reportsLost: Bool = false, verdict: StallBudget.Verdict?)
+        -> Int32
+    {
         if timedOut { return ExitCode.timedOut }
         if workload != 0 { return workload }
+        if reportsLost { return ExitCode.reportsLost }
         if verdict?.isBroken == true { return ExitCode.budgetBroken }
         return ExitCode.success
     }

@@ -1,4 +1,5 @@
 // Finds the agent listening in a running process (STALLWATCH_LISTEN=1) and opens a session with it.
+import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
@@ -23,6 +24,15 @@ enum AgentConnection {
     /// - Returns: the connected socket, with the agent's first message (`loaded`) still queued for the collector.
     static func connect(to target: TargetProcess, settings: WatchSettings) throws(Failure) -> Int32 {
         let pid = target.pid
+        // Another user's process: its environment and its root are out of reach, so whether an agent listens there
+        // cannot even be known; the socket's permissions would only be a guess at the cause.
+        let ourUser = geteuid()
+        if ourUser != 0, target.uid != ourUser {
+            throw Failure(
+                reason: "pid \(pid) (\(target.name)) belongs to user \(Preflight.userName(target.uid)) (uid"
+                    + " \(target.uid)) and stallwatch runs as \(Preflight.userName(ourUser)), so it cannot tell whether"
+                    + " an agent listens there; run stallwatch as that user or as root")
+        }
         let environment = processEnvironment(pid)
         let status = ProcStatus(pid: pid)
         let directory = ListenSocket.directory(runtimeDirectory: environment?["XDG_RUNTIME_DIR"], uid: target.uid)
@@ -31,6 +41,8 @@ enum AgentConnection {
         let path = "/proc/\(pid)/root" + directory + "/" + name
         let descriptor = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(reason: "cannot create a socket: \(errorText())") }
+        // Before connecting, so that every message the agent sends says which process sent it.
+        _ = sw_socket_pass_credentials(descriptor)
         do throws(Failure) {
             try connect(descriptor, to: path, shown: directory + "/" + name)
             let request = AttachRequest(settings: settings, collectorVersion: StallwatchVersion.string)

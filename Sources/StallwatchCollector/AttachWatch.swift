@@ -40,6 +40,11 @@ public final class AttachWatch {
 
     private let target: TargetProcess
     private let settings: WatchSettings
+    /// stallwatch's own signals, blocked from ``begin()`` to ``close()``: a Ctrl-C while connecting, watching or
+    /// writing the summary ends the session cleanly instead of killing stallwatch.
+    private var signals: SignalChannel?
+    /// When ``begin()`` was called: the session's start, for the summary.
+    private var started: UInt64 = 0
     private let mode: AttachMode
     /// `--duration`, nanoseconds.
     private let duration: UInt64?
@@ -57,6 +62,17 @@ public final class AttachWatch {
     public var processName: String { target.name }
     /// Things that make its stacks less trustworthy (a program replaced on disk).
     public var warnings: [String] { target.warnings }
+
+    /// Starts the session: from here until ``close()`` stallwatch's signals end the watch instead of stallwatch.
+    public func begin() throws(StallwatchError) {
+        started = monotonicNow()
+        signals = try SignalChannel()
+    }
+
+    /// Ends the session: stallwatch's signals have their usual effect again.
+    public func close() {
+        signals = nil
+    }
 
     /// Connects to the process's agent, or makes sure it can be watched from outside.
     public func connect() throws(StallwatchError) -> Connection {
@@ -84,24 +100,25 @@ public final class AttachWatch {
 
     /// Watches until the session ends; closes the agent's socket after.
     public func run(_ connection: Connection, output: any CollectorOutput) throws(StallwatchError) -> Outcome {
-        let started = monotonicNow()
+        if signals == nil { try begin() }
+        guard let signals else { throw .internalError("the session has no signal channel") }
         var socket: Int32?
         if case .agent(let connected) = connection { socket = connected }
-        defer { if let socket { close(socket) } }
-        let signals = try SignalChannel()
+        defer { if let socket { Glibc.close(socket) } }
         let threshold = settings.thresholdNanoseconds
         let watcher =
             socket == nil
             ? ExternalWatcher(
-                pid: pid, threshold: threshold, count: settings.count, maxSamples: settings.maxSamples, now: started)
+                pid: pid, threshold: threshold, count: settings.count, maxSamples: settings.maxSamples,
+                now: monotonicNow())
             : nil
         let attached = AttachedProcess(
-            process: target, deadline: duration.map { started + $0 }, watcher: watcher, threshold: threshold)
+            process: target, deadline: duration.map { monotonicNow() + $0 }, watcher: watcher, threshold: threshold)
         let collector = Collector(
             socket: socket, signals: signals, target: attached, settings: settings, output: output)
         collector.run()
         let stalls = collector.closeStalls()
-        var warnings = collector.refusals
+        var warnings = collector.refusals + collector.droppedMessageWarning
         if connection.mode == .agent, collector.watchedPids.isEmpty {
             warnings.append(
                 "the main run loop of pid \(pid) made no transition while stallwatch was attached: it runs no"

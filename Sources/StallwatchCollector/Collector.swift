@@ -1,5 +1,6 @@
 // The collector: one thread, one poll loop over the agent's socket and stallwatch's signals (and, attached to a
 // process without an agent, the external watcher's samples).
+import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
@@ -39,6 +40,9 @@ final class Collector {
     private(set) var watchedPids: [Int32] = []
     /// What agents said when they would not watch.
     private(set) var refusals: [String] = []
+    /// Messages dropped because their sender could not vouch for what they claimed (see ``MessageGate``).
+    private(set) var droppedMessages = 0
+    private let gate: MessageGate
     /// The run loop's busy periods, per watched process (the agent's cumulative counts).
     private var busyPeriods: [Int32: LatencyHistogram] = [:]
     /// `--fps`: every second's effective frame rate, in the order the readings arrived (all processes).
@@ -61,11 +65,23 @@ final class Collector {
         self.target = target
         self.settings = settings
         self.output = output
-        capturer = StallCapturer(socket: socket, settings: settings)
+        capturer = StallCapturer(socket: socket)
+        gate = MessageGate(
+            isWatchable: { [target] in target.mayWatch($0) },
+            threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })
     }
 
     /// The run's frame-rate series for the summary; nil without `--fps`.
     var framesPerSecond: [Double]? { settings.frameRate == nil ? nil : frameRates }
+
+    /// A warning when messages were dropped; empty otherwise.
+    var droppedMessageWarning: [String] {
+        guard droppedMessages > 0 else { return [] }
+        return [
+            "\(droppedMessages) message\(droppedMessages == 1 ? "" : "s") on the agent's socket were dropped: they were"
+                + " not understood, or named a process, thread or time their sender could not vouch for"
+        ]
+    }
 
     /// Every watched process's busy periods together; nil if no agent sent any.
     var busyPeriodHistogram: LatencyHistogram? {
@@ -107,7 +123,11 @@ final class Collector {
             ($0.assembler.report.start, $0.assembler.report.pid) < ($1.assembler.report.start, $1.assembler.report.pid)
         }
         pending.removeAll()
-        for stall in unfinished { close(stall) }
+        let now = monotonicNow()
+        for var stall in unfinished {
+            stall.assembler.watchEnded(at: now)
+            close(stall)
+        }
         return finished
     }
 
@@ -116,12 +136,21 @@ final class Collector {
     private func receiveMessages(into buffer: inout [UInt8]) {
         guard let socket else { return }
         while true {
-            let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            var sender: Int32 = 0
+            let received = buffer.withUnsafeMutableBytes {
+                sw_recv_from_process(socket, $0.baseAddress, UInt($0.count), Int32(MSG_DONTWAIT), &sender)
+            }
             if received < 0, errno == EINTR { continue }
             guard received > 0 else { return }
-            if let message = WireFormat.decode(AgentMessage.self, from: buffer.prefix(received)) {
-                handle(message)
+            guard let message = WireFormat.decode(AgentMessage.self, from: buffer.prefix(Int(received))) else {
+                droppedMessages += 1
+                continue
             }
+            guard let admitted = gate.admit(message, sender: sender, now: monotonicNow()) else {
+                droppedMessages += 1
+                continue
+            }
+            handle(admitted)
         }
     }
 

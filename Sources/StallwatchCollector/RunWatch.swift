@@ -1,5 +1,6 @@
 // `stallwatch run`'s engine: checks what can be checked, launches the workload with the agent, collects until it
 // exits.
+import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
@@ -32,6 +33,9 @@ public final class RunWatch {
     private let settings: WatchSettings
     /// `--timeout`, nanoseconds.
     private let timeout: UInt64?
+    /// stallwatch's own signals, blocked from ``run(output:stdoutToStderr:)`` to ``close()``, so that a signal
+    /// arriving while the summary is written still only reaches the workload.
+    private var signals: SignalChannel?
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
@@ -64,11 +68,14 @@ public final class RunWatch {
             throw .internalError("cannot create the agent socket: \(error.reason)")
         }
         let (collectorEnd, agentEnd) = (sockets[0], sockets[1])
-        defer { close(collectorEnd) }
+        // Every datagram then says which process sent it, whatever the message itself claims.
+        _ = sw_socket_pass_credentials(collectorEnd)
+        defer { Glibc.close(collectorEnd) }
         let signals: SignalChannel
         let workload: Workload
-        do {
+        do throws(StallwatchError) {
             signals = try SignalChannel()
+            self.signals = signals
             let environment = WorkloadLauncher.environment(
                 base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
                 settings: settings)
@@ -76,10 +83,10 @@ public final class RunWatch {
                 command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
                 stdoutToStderr: stdoutToStderr)
         } catch {
-            close(agentEnd)
+            Glibc.close(agentEnd)
             throw error
         }
-        close(agentEnd)
+        Glibc.close(agentEnd)
 
         let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
         let collector = Collector(
@@ -88,15 +95,24 @@ public final class RunWatch {
         let stalls = collector.closeStalls()
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
-            warnings: Self.warnings(collector), watchedPids: collector.watchedPids,
+            warnings: Self.warnings(collector, timedOut: target.timedOut), watchedPids: collector.watchedPids,
             busyPeriods: collector.busyPeriodHistogram, framesPerSecond: collector.framesPerSecond,
             startedAt: started, endedAt: monotonicNow())
     }
 
+    /// Restores stallwatch's signal mask, once the run's reports are written.
+    public func close() {
+        signals = nil
+    }
+
     /// What the agents said, and why nothing may have been watched.
-    private static func warnings(_ collector: Collector) -> [String] {
-        var warnings = collector.refusals
-        if collector.loadedPids.isEmpty {
+    private static func warnings(_ collector: Collector, timedOut: Bool) -> [String] {
+        var warnings = collector.refusals + collector.droppedMessageWarning
+        if collector.loadedPids.isEmpty, timedOut {
+            warnings.append(
+                "--timeout stopped the workload before the stallwatch agent had loaded into it, so nothing was"
+                    + " watched")
+        } else if collector.loadedPids.isEmpty {
             warnings.append(
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"
                     + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"

@@ -31,6 +31,31 @@ public enum StackCapture {
         return try capture(target, allThreads: allThreads, startedAt: started).get()
     }
 
+    /// How often a capture that lost its thread is tried again while the process lives.
+    static let transientLossRetries = 3
+
+    /// One capture, tried again when the thread seemed gone but the process is alive: a process that creates and
+    /// joins threads in a loop can make a stop report its group's exit for a moment.
+    static func captureRetryingTransientLoss(_ sampler: RemoteStackSampler, _ target: TargetProcess, tid: Int32)
+        throws(RemoteCaptureError) -> RemoteStack
+    {
+        var attempt = 0
+        while true {
+            do {
+                return try sampler.capture(pid: target.pid, tid: tid, timeout: stopTimeout)
+            } catch {
+                attempt += 1
+                switch error {
+                case .noSuchThread, .processExited:
+                    guard attempt <= transientLossRetries, target.isAlive() else { throw error }
+                    if tid != target.pid, ThreadInspector.name(pid: target.pid, tid: tid) == nil { throw error }
+                default:
+                    throw error
+                }
+            }
+        }
+    }
+
     /// Stops, unwinds and releases each thread in turn, then reads the image map and names all the frames in one
     /// batch.
     ///
@@ -50,7 +75,7 @@ public enum StackCapture {
             let state = ThreadInspector.state(pid: pid, tid: tid)
             firstStop = firstStop ?? monotonicNow()
             do {
-                let stack = try sampler.capture(pid: pid, tid: tid, timeout: stopTimeout)
+                let stack = try captureRetryingTransientLoss(sampler, target, tid: tid)
                 var note: String?
                 if stack.unwindError != 0 { note = "the unwinder stopped early (libunwind error \(stack.unwindError))" }
                 captured.append((tid, name, state, stack, note))
@@ -59,9 +84,12 @@ public enum StackCapture {
                 case .noSuchThread where tid != pid:
                     continue  // A thread that ended between the listing and its turn: nothing to show.
                 case .noSuchThread, .processExited:
-                    return .failure(
-                        Preflight.noSuchProcess(
-                            "pid \(pid) (\(target.name)) exited while its stack was being captured"))
+                    guard target.isAlive() else {
+                        return .failure(
+                            Preflight.noSuchProcess(
+                                "pid \(pid) (\(target.name)) exited while its stack was being captured"))
+                    }
+                    captured.append((tid, name, state, nil, "no stack: the thread could not be stopped (\(error))"))
                 case .permissionDenied(let code):
                     return .failure(
                         StallwatchError(
@@ -74,7 +102,7 @@ public enum StackCapture {
         }
         // Read while the process lives; if it has exited meanwhile, the frames keep their addresses.
         // The toolchain's map only if its symbolicator is needed: naming follows at once.
-        let images = ProcessImages.capture(pid: pid, readsToolchainMapNow: false)
+        let images = ProcessImages.capture(pid: pid)
         let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
         let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
         let threads = zip(captured, named).map { thread, frames in

@@ -30,7 +30,7 @@ final class StallCapturer {
     /// Processes that refused ptrace once, and the explanation.
     private var ptraceRefused: [Int32: String] = [:]
 
-    init(socket: Int32?, settings: WatchSettings) {
+    init(socket: Int32?) {
         self.socket = socket
     }
 

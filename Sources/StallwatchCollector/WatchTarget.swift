@@ -17,6 +17,8 @@ protocol WatchTarget: AnyObject {
     func step(now: UInt64) -> [AgentMessage]
     /// How an attached process's stall was seen; nil under `run`.
     func attachedStall(identifier: Int) -> AttachedStall?
+    /// Whether stallwatch may act on the word of an agent in process `pid` (sample it, report it).
+    func mayWatch(_ pid: Int32) -> Bool
 }
 
 /// A workload `run` launched: the watch ends when it exits and it is reaped; signals sent to stallwatch alone are
@@ -64,6 +66,11 @@ final class LaunchedWorkload: WatchTarget {
     }
 
     func attachedStall(identifier: Int) -> AttachedStall? { nil }
+
+    /// The workload and the processes it started: only they inherit the agent's socket.
+    func mayWatch(_ pid: Int32) -> Bool {
+        pid == workload.pid || Preflight.isDescendant(pid)
+    }
 
     /// Past the deadline, SIGTERM the workload; past the grace period, SIGKILL it.
     private func enforceTimeout(now: UInt64) {
@@ -122,7 +129,6 @@ final class AttachedProcess: WatchTarget {
     }
 
     func agentHungUp() {
-        guard ending == nil else { return }
         ending = process.isAlive() ? .agentDisconnected : .exited
     }
 
@@ -136,6 +142,11 @@ final class AttachedProcess: WatchTarget {
             return watcher.step(now: now)
         }
         return []
+    }
+
+    /// The attached process alone: the socket is a connection to its agent.
+    func mayWatch(_ pid: Int32) -> Bool {
+        pid == process.pid
     }
 
     func attachedStall(identifier: Int) -> AttachedStall? {

@@ -13,6 +13,9 @@ public enum ExitCode {
     public static let internalError: Int32 = 70
     /// The `--output` file cannot be created or written (`EX_CANTCREAT`).
     public static let cannotCreateOutput: Int32 = 73
+    /// Reports were lost: a write to `--output` or the `--junit` file failed during or after the watch, or a reader
+    /// too slow to keep up made stallwatch drop records (`EX_IOERR`).
+    public static let reportsLost: Int32 = 74
     /// The workload was built with a different Swift runtime than the agent, or (`attach --mode agent`) no agent
     /// answers in the process (`EX_UNAVAILABLE`).
     public static let runtimeMismatch: Int32 = 69

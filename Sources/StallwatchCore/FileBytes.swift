@@ -3,6 +3,35 @@ import Glibc
 
 /// Reads files to their end, however their size is reported.
 public enum FileBytes {
+    /// What a bounded read found.
+    public enum Bounded: Equatable, Sendable {
+        case bytes([UInt8])
+        /// The file (or device: `/dev/zero`) held more than the limit.
+        case tooLarge
+        /// It could not be opened or read: the `errno`.
+        case unreadable(Int32)
+    }
+
+    /// Every byte of `path` if there are at most `limit`: a file the user names may be a device without an end.
+    public static func read(_ path: String, limit: Int) -> Bounded {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .unreadable(errno) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = Glibc.read(descriptor, &chunk, chunk.count)
+            if count > 0 {
+                guard bytes.count + count <= limit else { return .tooLarge }
+                bytes.append(contentsOf: chunk[..<count])
+            } else if count == 0 {
+                return .bytes(bytes)
+            } else if errno != EINTR {
+                return .unreadable(errno)
+            }
+        }
+    }
+
     /// Every byte of `path`, or nil if it cannot be opened or a read fails (ESRCH when a /proc process exits).
     public static func read(_ path: String) -> [UInt8]? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

@@ -36,11 +36,15 @@ public struct LatencyHistogram: Equatable, Sendable {
         counts.enumerated().compactMap { index, count in count > 0 ? [UInt64(index), count] : nil }
     }
 
-    /// Rebuilds a histogram from ``sparse`` pairs, ignoring malformed ones.
+    /// More busy periods than any run has (one a nanosecond for three days): a count past it is not believed.
+    public static let largestCount: UInt64 = 1 << 48
+
+    /// Rebuilds a histogram from ``sparse`` pairs (received from an agent, so untrusted), ignoring malformed ones
+    /// and capping counts at ``largestCount``, so that totals and merges cannot overflow.
     public init(sparse: [[UInt64]]) {
         self.init()
         for pair in sparse where pair.count == 2 && pair[0] < UInt64(Self.bucketCount) {
-            counts[Int(pair[0])] = pair[1]
+            counts[Int(pair[0])] = min(pair[1], Self.largestCount)
         }
     }
 

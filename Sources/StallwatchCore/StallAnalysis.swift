@@ -52,13 +52,21 @@ extension StallReport {
     /// How late the watcher declared the stall, past the moment it was due (`count` × `threshold` after its
     /// start).
     public var watcherLateness: UInt64 {
-        let due = start + thresholdNanoseconds * UInt64(count)
+        // Overflow-checked: the times come from the watched process.
+        let (wait, waitOverflow) = thresholdNanoseconds.multipliedReportingOverflow(by: UInt64(max(0, count)))
+        let (due, dueOverflow) = start.addingReportingOverflow(wait)
+        guard !waitOverflow, !dueOverflow else { return 0 }
         return detectedAt > due ? detectedAt - due : 0
     }
 
     /// A caution when the watcher woke much later than due: the whole process was probably stopped
     /// (SIGSTOP, a debugger) or starved of CPU, so the loop may not be to blame.
     public var confidenceNote: String? {
+        // A stopped thread (state T, not stallwatch's own ptrace stop, t) was stopped by a signal or a debugger.
+        if samples.contains(where: { $0.threadState?.state == "T" }) {
+            return "the process was stopped (SIGSTOP, SIGTSTP or a debugger) during the stall, so part of its length"
+                + " is not the program's doing"
+        }
         let lateness = watcherLateness
         guard lateness > max(thresholdNanoseconds, 50_000_000) else { return nil }
         let milliseconds = lateness / 1_000_000

@@ -73,6 +73,11 @@ public struct StallAssembler: Sendable {
         report.attached = attached
     }
 
+    /// The watch ended at `now` with the stall still going on.
+    public mutating func watchEnded(at now: UInt64) {
+        if report.end == nil { report.watchedUntil = now }
+    }
+
     /// The stall ended when the loop moved again at `end`.
     public mutating func end(at end: UInt64) {
         report.end = end

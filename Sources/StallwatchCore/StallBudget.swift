@@ -36,7 +36,7 @@ public struct StallBudget: Equatable, Sendable {
         _ stalls: [StallReport], baseline: Set<String> = [], endOfRun: UInt64, busyPeriods: LatencyHistogram? = nil
     ) -> Verdict {
         let counted = stalls.filter { !baseline.contains($0.fingerprint) }
-        let lengths = counted.map { $0.duration ?? (endOfRun > $0.start ? endOfRun - $0.start : 0) }
+        let lengths = counted.map { $0.length(endOfRun: endOfRun) }
         var violations: [String] = []
         if failOnStall, !counted.isEmpty {
             violations.append("\(counted.count) stall\(counted.count == 1 ? "" : "s") (--fail-on-stall)")
@@ -67,7 +67,7 @@ public struct StallBudget: Equatable, Sendable {
     /// Why this one stall breaks the budget on its own (`--fail-on-stall`, `--max-stall`), if it does.
     /// The limits on counts and totals belong to the run, not to a stall.
     public func violation(by stall: StallReport, endOfRun: UInt64) -> String? {
-        let length = stall.duration ?? (endOfRun > stall.start ? endOfRun - stall.start : 0)
+        let length = stall.length(endOfRun: endOfRun)
         if let maxStall, length > maxStall {
             return
                 "stalled \(Self.milliseconds(length)) ms, longer than \(Self.milliseconds(maxStall)) ms (--max-stall)"

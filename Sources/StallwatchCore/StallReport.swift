@@ -24,6 +24,8 @@ public struct StallReport: Equatable, Sendable {
     public var threadActivity: ThreadActivity?
     /// How `stallwatch attach` saw the stall; nil under `stallwatch run`.
     public var attached: AttachedStall?
+    /// For a stall still going on when the watch ended: when that was. Its length so far runs to here.
+    public var watchedUntil: UInt64?
 
     public init(
         identifier: Int, pid: Int32, tid: Int32, processName: String, phase: LoopPhase, start: UInt64,
@@ -47,6 +49,14 @@ public struct StallReport: Equatable, Sendable {
 
     /// The stall's length in nanoseconds, once it has ended.
     public var duration: UInt64? { end.map { $0 >= start ? $0 - start : 0 } }
+
+    /// How long the stall lasted, or had lasted when the watch ended (unfinished); the one length the summary,
+    /// the budgets and the reports all count.
+    public func length(endOfRun: UInt64? = nil) -> UInt64 {
+        if let duration { return duration }
+        guard let until = watchedUntil ?? endOfRun else { return 0 }
+        return until > start ? until - start : 0
+    }
 
     /// The innermost frame of the first sample that belongs to the program rather than to the system
     /// (libc, Foundation, CoreFoundation, libdispatch, the Swift runtime, the vDSO): where to look first.
@@ -105,17 +115,19 @@ public struct RunSummary: Equatable, Sendable {
         warnings: [String]
     ) {
         let durations = stalls.compactMap(\.duration).sorted()
+        // Unfinished stalls count with the length they had reached, as the budgets count them.
+        let lengths = stalls.map { $0.length() }
         stallCount = stalls.count
         unfinishedCount = stalls.count - durations.count
-        totalStallNanoseconds = durations.reduce(0, +)
-        longestStallNanoseconds = durations.last ?? 0
+        totalStallNanoseconds = lengths.reduce(0, +)
+        longestStallNanoseconds = lengths.max() ?? 0
         medianStallNanoseconds = Self.percentile(50, of: durations)
         p95StallNanoseconds = Self.percentile(95, of: durations)
         var culprits: [String: Culprit] = [:]
         for stall in stalls {
             let symbol = stall.dominantFrame?.symbol ?? "(unknown)"
             var culprit = culprits[symbol] ?? Culprit(symbol: symbol, totalNanoseconds: 0, count: 0)
-            culprit.totalNanoseconds += stall.duration ?? 0
+            culprit.totalNanoseconds += stall.length()
             culprit.count += 1
             culprits[symbol] = culprit
         }

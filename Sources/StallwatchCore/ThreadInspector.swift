@@ -46,6 +46,26 @@ public enum ThreadInspector {
         return comm.flatMap { $0.isEmpty ? nil : $0 } ?? "pid \(pid)"
     }
 
+    /// The thread of `pid` that an agent inside it calls `agentThread`, where the agent's own pid is `agentPid`.
+    ///
+    /// Inside a container the agent counts in its own pid namespace; each thread's `NSpid` line in `/proc` names
+    /// it in both. Nil when the process has no such thread.
+    public static func thread(of pid: Int32, agentThread: Int32, agentPid: Int32) -> Int32? {
+        if agentThread == agentPid { return pid }
+        let nested = FileBytes.text("/proc/\(pid)/status").map { $0.contains("NSpid:\t\(pid)\t") } ?? false
+        if !nested {
+            return FileBytes.text("/proc/\(pid)/task/\(agentThread)/stat") != nil ? agentThread : nil
+        }
+        for tid in threads(pid: pid) {
+            let line = FileBytes.text("/proc/\(pid)/task/\(tid)/status")?.split(separator: "\n")
+                .first { $0.hasPrefix("NSpid:") }
+            if let line, line.split(whereSeparator: \.isWhitespace).last == Substring(String(agentThread)) {
+                return tid
+            }
+        }
+        return nil
+    }
+
     /// The process's thread ids: the main thread first, then the others in ascending order.
     public static func threads(pid: Int32) -> [Int32] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []

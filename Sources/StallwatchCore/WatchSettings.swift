@@ -48,9 +48,12 @@ public struct WatchSettings: Equatable, Sendable {
         self.frameRate = frameRate
     }
 
-    /// What is out of range, in a sentence; nil when every setting is acceptable.
+    /// What the agent cannot watch with, in a sentence; nil when every setting is acceptable.
+    ///
+    /// The command line keeps the threshold within ``thresholdRange``; the agent (and library mode) only needs it
+    /// positive.
     public var invalidSetting: String? {
-        if !Self.thresholdRange.contains(thresholdNanoseconds) { return "threshold must be from 1 ms to 1 hour" }
+        if thresholdNanoseconds == 0 { return "threshold must be positive" }
         if !Self.countRange.contains(count) { return "count must be between 1 and 100" }
         if !Self.maxSamplesRange.contains(maxSamples) { return "maxSamples must be between 1 and 1000" }
         return nil

@@ -1,5 +1,6 @@
 // `stallwatch report`'s default output: the stalls of every input grouped by fingerprint, most stalled time first.
 import StallwatchAggregate
+import StallwatchReport
 
 /// A plain-text summary: one heading line for all inputs, then one block per fingerprint with its count, stalled
 /// time (total, p50, p95, max), first and last seen, runs and hosts, and culprit.
@@ -14,6 +15,10 @@ public struct TextSummaryExporter: StallExporter {
         Array(text(collection).utf8)
     }
 
+    /// Symbols, paths, process and host names come from the records, so from the watched programs: each is escaped
+    /// (``TerminalText``) so none can forge a line or send a terminal an escape sequence.
+    static func safe(_ text: String) -> String { TerminalText.escaped(text) }
+
     func text(_ collection: StallCollection) -> String {
         let groups = FingerprintGroup.groups(of: collection)
         let hosts = Set(collection.stalls.map(\.host) + collection.runs.map(\.host))
@@ -24,12 +29,12 @@ public struct TextSummaryExporter: StallExporter {
             + " \(Self.count(groups.count, "fingerprint")), from \(Self.count(collection.sources.count, "input"))\n"
         for (rank, group) in groups.enumerated() {
             let culprit = group.culprit.map { collection.frames[Int($0)] }
-            let name = culprit?.displayName ?? "no culprit (no frame of the program's own)"
-            output += "\n\(rank + 1). \(bold(name))  [\(group.fingerprint)]\n"
+            let name = culprit.map { Self.safe($0.displayName) } ?? "no culprit (no frame of the program's own)"
+            output += "\n\(rank + 1). \(bold(name))  [\(Self.safe(group.fingerprint))]\n"
             var whereLine: [String] = []
-            if let location = culprit?.location { whereLine.append(location) }
-            if let callout = group.callout { whereLine.append("\(callout) callout") }
-            whereLine.append(group.process)
+            if let location = culprit?.location { whereLine.append(Self.safe(location)) }
+            if let callout = group.callout { whereLine.append("\(Self.safe(callout)) callout") }
+            whereLine.append(Self.safe(group.process))
             output += "   " + whereLine.joined(separator: ", ") + "\n"
             let unfinished = group.unfinished > 0 ? " (\(group.unfinished) unfinished)" : ""
             output +=
@@ -41,7 +46,7 @@ public struct TextSummaryExporter: StallExporter {
             output += "\n"
             output +=
                 "   in \(Self.count(group.runs, "run")) on \(Self.count(group.hosts.count, "host"))"
-                + " (\(group.hosts.joined(separator: ", ")));"
+                + " (\(group.hosts.map(Self.safe).joined(separator: ", ")));"
                 + " first \(RFC3339.text(milliseconds: group.firstSeenMs)),"
                 + " last \(RFC3339.text(milliseconds: group.lastSeenMs))\n"
         }

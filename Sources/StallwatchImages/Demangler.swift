@@ -6,6 +6,10 @@ public enum Demangler {
     /// Swift names simplified (`static FrameClock.spinUntilNextFrame(until:)`), C++ names demangled, C names as
     /// they are.
     public static func readable(_ raw: String) -> String {
-        SymbolicatedBacktrace.Symbol(imageIndex: 0, imageName: "", rawName: raw, offset: 0, sourceLocation: nil).name
+        let name = SymbolicatedBacktrace.Symbol(
+            imageIndex: 0, imageName: "", rawName: raw, offset: 0, sourceLocation: nil
+        ).name
+        // A closure in top-level code (main.swift, a script) is "closure #1 in " with nothing after the "in".
+        return name.hasSuffix(" in ") ? name + "top-level code" : name
     }
 }

@@ -1,19 +1,20 @@
+// A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 import FoundationEssentials
 import Glibc
-// A snapshot of which ELF images a process has loaded where, taken while the process is alive.
 @_spi(Internal) @_spi(MemoryReaders) import Runtime
 import StallwatchCore
 
 /// The images (executable, shared libraries, vDSO) mapped into one process at one moment.
 ///
 /// Take it right after capturing a stack: symbolication happens later, possibly after the process exited.
-/// Wraps the toolchain's `Runtime.ImageMap`, which reads `/proc/PID/maps` and each image's build ID, plus
-/// the vDSO's range, which that map leaves out.
+/// Built from the process's `/proc/PID/maps` lines and its vDSO's range. In the process itself (the agent) it also
+/// holds the toolchain's `Runtime.ImageMap`, for the in-process symbolicator; the collector never reads one of
+/// another process: the `Runtime` module reads the target's memory and files with code that can trap on hostile
+/// input (a damaged `.debug_abbrev` did), and stallwatch must not die of what it watches.
 public struct ProcessImages: @unchecked Sendable {
-    private let toolchainMap: FirstUse<ImageMap>
-    /// The toolchain's map, for its symbolicator: read at capture, or when first asked for
-    /// (``capture(pid:readsToolchainMapNow:)``). Empty if the process was gone by then.
-    var map: ImageMap { toolchainMap.value }
+    private let toolchainMap: FirstUse<ImageMap>?
+    /// The toolchain's map, for its symbolicator; nil in the collector's snapshots of other processes.
+    var map: ImageMap? { toolchainMap?.value }
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
     /// Every file's executable mapping, from the maps lines: the first place an address's image is looked up (the
@@ -27,7 +28,7 @@ public struct ProcessImages: @unchecked Sendable {
     var runningExecutable: (mapped: String, readable: String)?
 
     init(
-        map: FirstUse<ImageMap>, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
+        map: FirstUse<ImageMap>?, vdso: Range<UInt64>?, code: [MappedCode], fileRoot: String? = nil,
         runningExecutable: (mapped: String, readable: String)? = nil
     ) {
         self.toolchainMap = map
@@ -37,19 +38,23 @@ public struct ProcessImages: @unchecked Sendable {
         self.runningExecutable = runningExecutable
     }
 
-    /// The images of another process. Reading its memory needs the same permission as ptrace.
-    ///
-    /// - Parameter readsToolchainMapNow: whether to read the toolchain's image map now (~1 ms: every image's build
-    ///   ID), or when its symbolicator first needs it. Later is cheaper when the image files name every frame, as
-    ///   for a one-shot `stallwatch stack`, but the process may have exited (or loaded other libraries) by then;
-    ///   a snapshot kept for later stalls reads it now.
-    public static func capture(pid: Int32, readsToolchainMapNow: Bool = true) -> ProcessImages {
+    /// The images of another process, from its maps: what the collector names frames with.
+    public static func capture(pid: Int32) -> ProcessImages {
         let maps = mapsBytes(of: "\(pid)")
-        let read = { ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid)) }
         return ProcessImages(
-            map: readsToolchainMapNow ? FirstUse(ready: read()) : FirstUse(read),
-            vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps), fileRoot: fileRoot(of: pid),
-            runningExecutable: replacedExecutable(of: pid))
+            map: nil, vdso: vdsoRange(in: maps), code: ProcMapsLines.executableFiles(in: maps),
+            fileRoot: fileRoot(of: pid), runningExecutable: replacedExecutable(of: pid))
+    }
+
+    /// The images of another process with the toolchain's image map too, for tests that compare the toolchain's
+    /// symbolicator with the collector's. Reading its memory needs the same permission as ptrace.
+    public static func captureWithToolchainMap(pid: Int32) -> ProcessImages {
+        var images = capture(pid: pid)
+        images = ProcessImages(
+            map: FirstUse(ready: ImageMap.capture(using: RemoteMemoryReader(pid: pid as Any), forProcess: Int(pid))),
+            vdso: images.vdso, code: images.code, fileRoot: images.fileRoot,
+            runningExecutable: images.runningExecutable)
+        return images
     }
 
     /// The process's program file if it was deleted or replaced since it started, with `/proc/PID/exe`, through
@@ -101,24 +106,24 @@ public struct ProcessImages: @unchecked Sendable {
         ProcMapsLines.ending(with: "[vdso]", in: maps).first.flatMap(ProcMapsLines.range(of:))
     }
 
+    /// What the agent sends of its snapshot: the maps' executable mappings and the vDSO, no toolchain map.
     private struct Encoding: Codable {
-        var map: ImageMap
         var vdsoStart: UInt64?
         var vdsoEnd: UInt64?
-        var code: [MappedCode]?
+        var code: [MappedCode]
     }
 
     /// A portable encoding, to carry the snapshot from the agent to the collector.
     public func encoded() -> [UInt8] {
-        let encoding = Encoding(map: map, vdsoStart: vdso?.lowerBound, vdsoEnd: vdso?.upperBound, code: code)
+        let encoding = Encoding(vdsoStart: vdso?.lowerBound, vdsoEnd: vdso?.upperBound, code: code)
         return (try? JSONEncoder().encode(encoding)).map { [UInt8]($0) } ?? []
     }
 
     /// Decodes ``encoded()``; `nil` if the bytes are not an image snapshot.
     public init?(encoded bytes: [UInt8]) {
         guard let encoding = try? JSONDecoder().decode(Encoding.self, from: Data(bytes)) else { return nil }
-        toolchainMap = FirstUse(ready: encoding.map)
-        code = encoding.code ?? []
+        toolchainMap = nil
+        code = encoding.code
         if let start = encoding.vdsoStart, let end = encoding.vdsoEnd, start < end {
             vdso = start..<end
         } else {
@@ -134,7 +139,7 @@ public struct ProcessImages: @unchecked Sendable {
         if let mapped = code.first(where: { $0.start <= address && address < $0.end }) {
             return (mapped.path, address - mapped.base)
         }
-        if let index = map.indexOfImage(at: Backtrace.Address(address)) {
+        if let map, let index = map.indexOfImage(at: Backtrace.Address(address)) {
             let image = map[index]
             let base = UInt64(image.baseAddress) ?? 0
             return (image.path ?? image.name ?? "?", address >= base ? address - base : 0)

@@ -30,8 +30,10 @@ public final class Symbolicator: Sendable {
     ///   - sources: asked first, in order; the toolchain's `Runtime` module names what they leave.
     ///   - parallel: whether the `Runtime` module may name images on several threads at once (worker threads of the
     ///     calling process: right for the CLI, not inside a watched app).
-    public init(sources: [any SymbolSource] = [], parallel: Bool = false) {
-        self.sources = sources + [ToolchainSymbols(parallel: parallel)]
+    ///   - namesWithRuntimeModule: ask the toolchain's `Runtime` module last. Only where the images are this
+    ///     process's own (the agent): its readers can trap on hostile files, which would kill the collector.
+    public init(sources: [any SymbolSource] = [], parallel: Bool = false, namesWithRuntimeModule: Bool = true) {
+        self.sources = sources + (namesWithRuntimeModule ? [ToolchainSymbols(parallel: parallel)] : [])
     }
 
     /// What names the frames, for diagnostics.

@@ -82,8 +82,9 @@ public struct ToolchainSymbols: SymbolSource {
         let richFrames: [RichFrame<UInt64>] = zip(entries, kinds).map { entry, isProgramCounter in
             isProgramCounter ? .programCounter(entry.address) : .returnAddress(entry.address)
         }
-        let backtrace = Backtrace(architecture: "x86_64", frames: richFrames, images: images.map)
-        guard let symbolicated = backtrace.symbolicated(with: images.map) else { return nil }
+        guard let map = images.map else { return nil }
+        let backtrace = Backtrace(architecture: "x86_64", frames: richFrames, images: map)
+        guard let symbolicated = backtrace.symbolicated(with: map) else { return nil }
         // The symbolicator emits, per captured address, its inlined frames and then the real one.
         var slot = 0
         var group: [Frame] = []

@@ -51,9 +51,11 @@ extension TextReporter {
     /// so a long run does not print a line a second.
     public func render(_ frames: FrameRateReport) -> String {
         guard case .drops(let record) = frames.event else { return "" }
-        return "stallwatch: frames dropped in \(frames.processName) (pid \(frames.pid)):"
-            + " \(Self.milliseconds(record.total)) ms of slow frames,"
-            + " \(Self.milliseconds(record.dropped)) ms weighted\n"
+        return TerminalText.lines([
+            "stallwatch: frames dropped in \(frames.processName) (pid \(frames.pid)):"
+                + " \(Self.milliseconds(record.total)) ms of slow frames,"
+                + " \(Self.milliseconds(record.dropped)) ms weighted"
+        ]) + "\n"
     }
 
     /// `  frame rate (--fps): 60 60 59 11 60 60`, or nil without `--fps`.

@@ -68,6 +68,8 @@ public struct JSONLinesReporter: Reporter {
             identity(of: stall, event: "stall") + [
                 ("durationMs", stall.duration.map(JSONValue.milliseconds) ?? .null),
                 ("unfinished", .bool(stall.end == nil)),
+                // Its duration, or for an unfinished stall the length it had reached when the watch ended.
+                ("lengthMs", .milliseconds(stall.length())),
                 ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
                 ("count", .int(Int64(stall.count))),
             ] + attachedRecord(stall.attached) + [

@@ -24,7 +24,7 @@ extension TextReporter {
             if let error = thread.error { lines.append("  note: \(error)") }
             lines.append(contentsOf: frameWriter.stack(thread.frames))
         }
-        return lines.joined(separator: "\n") + "\n"
+        return TerminalText.lines(lines) + "\n"
     }
 
     /// "running", "waiting on a lock (futex)", "sleeping, in clock_nanosleep", "stopped (...)".

@@ -60,7 +60,7 @@ extension TextReporter {
             lines.append("stallwatch: warning: \(warning)")
         }
         if let attached = summary.attached { lines.append("stallwatch: " + ending(attached, after: summary)) }
-        return lines.joined(separator: "\n") + "\n"
+        return TerminalText.lines(lines) + "\n"
     }
 
     /// How an attach session ended, and that the process keeps running where it does.

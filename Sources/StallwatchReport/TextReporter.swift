@@ -23,10 +23,10 @@ public struct TextReporter: Reporter {
             group.count += 1
             group.total += stall.duration ?? 0
             seen[fingerprint] = group
-            return repeatLine(stall, group: group) + "\n"
+            return TerminalText.lines([repeatLine(stall, group: group)]) + "\n"
         }
         seen[fingerprint] = (stall.identifier, 1, stall.duration ?? 0)
-        return block(stall).joined(separator: "\n") + "\n\n"
+        return TerminalText.lines(block(stall)) + "\n\n"
     }
 
     /// One line at detection: the full block follows when the stall ends.
@@ -37,7 +37,7 @@ public struct TextReporter: Reporter {
             + " \(Self.milliseconds(detectedAfter)) ms so far"
         if let callout = stall.callout { line += " in \(callout.phrase)" }
         if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
-        return line + "\n"
+        return TerminalText.lines([line]) + "\n"
     }
 
     /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.
@@ -78,8 +78,10 @@ public struct TextReporter: Reporter {
 
     /// "601 ms" or "unfinished (...)".
     func length(of stall: StallReport) -> String {
+        if let duration = stall.duration { return "\(Self.milliseconds(duration)) ms" }
         let end = stall.attached == nil ? "the run ended" : "stallwatch detached"
-        return stall.duration.map { "\(Self.milliseconds($0)) ms" } ?? "unfinished (still stalled when \(end))"
+        let soFar = stall.watchedUntil == nil ? "" : ", \(Self.milliseconds(stall.length())) ms so far"
+        return "unfinished (still stalled when \(end))\(soFar)"
     }
 
     /// When the stall began and when it was detected: in which run-loop phase, or (seen from outside, where no

@@ -18,14 +18,25 @@ import Synchronization
 final class ElfImageReader: SymbolSource {
     /// Opened images by path (nil: not readable ELF), kept for the symbolicator's life.
     private let images = Mutex<[String: OpenImage?]>([:])
-    /// Whether to read DWARF; if not, images with DWARF are left to the next source.
-    private let readsDwarf: Bool
-
-    init(readsDwarf: Bool = true) {
-        self.readsDwarf = readsDwarf
+    /// What the reader reads.
+    enum Reading {
+        /// Symbol tables and DWARF.
+        case symbolsAndDwarf
+        /// Symbol tables of images without DWARF; images with DWARF are left to the next source.
+        case symbolsOfImagesWithoutDwarf
+        /// Every image's symbol table, DWARF or not: names without lines, for what no source before named.
+        case symbolsOnly
     }
 
-    var name: String { readsDwarf ? "ELF symbol tables and DWARF (libelf)" : "ELF symbol tables (libelf)" }
+    private let reading: Reading
+
+    init(reading: Reading = .symbolsAndDwarf) {
+        self.reading = reading
+    }
+
+    var name: String {
+        reading == .symbolsAndDwarf ? "ELF symbol tables and DWARF (libelf)" : "ELF symbol tables (libelf)"
+    }
 
     /// Whether the image file carries its own DWARF.
     func hasDebugInfo(_ path: String) -> Bool {
@@ -56,8 +67,8 @@ final class ElfImageReader: SymbolSource {
 
     /// One image's lookups: symbol names for all, and DWARF's locations where it has DWARF.
     private func name(_ lookups: [SymbolLookup], in image: OpenImage) -> [[Frame]?] {
-        let hasDwarf = sw_symbols_has_debug_info(image.symbols) != 0
-        if hasDwarf && !readsDwarf { return lookups.map { _ in nil } }
+        let hasDwarf = sw_symbols_has_debug_info(image.symbols) != 0 && reading != .symbolsOnly
+        if hasDwarf && reading == .symbolsOfImagesWithoutDwarf { return lookups.map { _ in nil } }
         let offsets = lookups.map(\.namedOffset)
         var rawNames = [UnsafePointer<CChar>?](repeating: nil, count: offsets.count)
         sw_symbols_name(image.symbols, offsets, offsets.count, &rawNames)

@@ -18,6 +18,29 @@ public enum FileDescriptor {
         pending.removeAll()
     }
 
+    /// Writes all of `bytes` to a non-blocking descriptor, waiting for it to take more at most `milliseconds` at a
+    /// time: a reader that stops reading makes this fail (`EAGAIN`) instead of hanging.
+    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32, waitingUpTo milliseconds: Int32)
+        throws(SystemError)
+    {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written >= 0 {
+                offset += written
+                continue
+            }
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EAGAIN else { throw SystemError("write", errno: code) }
+            if try wait(for: Int16(POLLOUT), on: descriptor, milliseconds: milliseconds) == 0 {
+                throw SystemError("write", errno: EAGAIN)
+            }
+        }
+    }
+
     /// Writes all of `text`; false on an error such as a closed pipe (for output that has nowhere to report to).
     @discardableResult
     public static func writeAll(_ text: String, to descriptor: Int32) -> Bool {

@@ -1,9 +1,9 @@
+// In-process capture (CStallwatchAgentSupport): a signal to a thread of this test process, whose
+// handler unwinds itself with the dlopen'ed libunwind.
 import CStallwatchAgentSupport
 import Foundation
 import Glibc
 import StallwatchCore
-// In-process capture (CStallwatchAgentSupport): a signal to a thread of this test process, whose
-// handler unwinds itself with the dlopen'ed libunwind.
 import StallwatchTestSupport
 import Synchronization
 import Testing

@@ -84,6 +84,10 @@ func merge(_ inputs: [(String, String)]) -> StallCollection {
         let unfinished = merge([("two", RecordFixtures.stall(durationMs: nil))]).stalls[0]
         #expect(unfinished.knownDurationMs == 480)
         #expect(unfinished.sampleWeightsMs.reduce(0, +) == 480)
+        // Records that say how long an unfinished stall had lasted (`lengthMs`) are taken at their word.
+        let measured = merge([("three", RecordFixtures.stall(durationMs: nil, extra: #","lengthMs":700"#))]).stalls[0]
+        #expect(measured.knownDurationMs == 700)
+        #expect(measured.sampleWeightsMs == [320, 80, 300])
     }
 
     @Test func timestampsReadAndWriteRFC3339() {

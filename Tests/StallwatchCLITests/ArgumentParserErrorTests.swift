@@ -38,7 +38,15 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
 
     @Test func valueAfterOptionMayNotLookLikeAnOption() {
         #expect(
-            usageError(["run", "--threshold", "-5ms", "x"])?.message == "Missing value for '--threshold <duration>'")
+            usageError(["run", "--threshold", "-v", "x"])?.message == "Missing value for '--threshold <duration>'")
+    }
+
+    /// A negative number is a value, and the option says what is wrong with it (it said "Missing value").
+    @Test func aNegativeValueIsRefusedForWhatItIs() {
+        #expect(
+            usageError(["run", "--threshold", "-5ms", "x"])?.message
+                == "The value '-5ms' is invalid for '--threshold <duration>': the duration must be positive")
+        #expect(usageError(["run", "--count", "-2", "x"])?.message.hasPrefix("The value '-2' is invalid") == true)
     }
 }
 

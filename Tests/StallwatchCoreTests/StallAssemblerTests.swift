@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func outOfRangeValuesAreNamedOrBroughtIntoRange() {
-        #expect(WatchSettings(thresholdNanoseconds: 0).invalidSetting != nil)
+        #expect(WatchSettings(thresholdNanoseconds: 0).invalidSetting == "threshold must be positive")
         #expect(WatchSettings(count: 101).invalidSetting == "count must be between 1 and 100")
         #expect(WatchSettings(maxSamples: 0).invalidSetting == "maxSamples must be between 1 and 1000")
         let environment = [AgentEnvironment.maxSamples: "0", AgentEnvironment.count: "0"]
@@ -114,5 +114,49 @@ import Testing
     @Test func theAttachRequestCarriesTheDetectionSettings() {
         let settings = WatchSettings(thresholdNanoseconds: 20_000_000, count: 2, maxSamples: 7)
         #expect(AttachRequest(settings: settings, collectorVersion: "x").settings == settings)
+    }
+}
+
+/// An unfinished stall has one length, the one it had reached when the watch ended: the summary, the budget and
+/// the reports all say the same (the summary said "0 ms stalled" while the budget said 3003 ms).
+@Suite struct UnfinishedStallTests {
+    func unfinished() -> StallReport {
+        var stall = StallAssembler(
+            onset: StallOnset(
+                identifier: 1, phase: .afterWaiting, start: 1_000_000_000, detectedAt: 1_240_000_000, sequence: 1),
+            pid: 1, tid: 1, processName: "d", settings: WatchSettings(), captureMethod: .ptrace)
+        stall.watchEnded(at: 4_003_000_000)
+        return stall.finished(cpuNow: nil, now: 4_003_000_000)
+    }
+
+    @Test func theSummaryAndTheBudgetCountTheSameLength() {
+        let stall = unfinished()
+        #expect(stall.duration == nil && stall.length() == 3_003_000_000)
+        let summary = RunSummary(
+            stalls: [stall], runNanoseconds: 5_000_000_000, watchedPids: [1], exitStatus: 0, warnings: [])
+        #expect(summary.unfinishedCount == 1)
+        #expect(summary.totalStallNanoseconds == 3_003_000_000 && summary.longestStallNanoseconds == 3_003_000_000)
+        let budget = StallBudget(maxStall: 1_000_000_000)
+        let verdict = budget.evaluate([stall], endOfRun: 9_000_000_000)
+        #expect(verdict.isBroken)
+        #expect(verdict.violations.first?.contains("3003 ms") == true, "\(verdict.violations)")
+    }
+
+    @Test func aStallEndedBeforeTheWatchEndedKeepsItsDuration() {
+        var stall = StallAssembler(
+            onset: StallOnset(identifier: 1, phase: .afterWaiting, start: 0, detectedAt: 240, sequence: 1), pid: 1,
+            tid: 1, processName: "d", settings: WatchSettings(), captureMethod: .ptrace)
+        stall.end(at: 500)
+        stall.watchEnded(at: 9_000)
+        #expect(stall.report.watchedUntil == nil && stall.report.length() == 500)
+    }
+
+    @Test func aThreadStoppedBySignalLowersTheConfidence() {
+        var stall = report(samples: [stack(["A.run()"]), stack(["A.run()"])])
+        #expect(stall.confidenceNote == nil)
+        stall.samples[1].threadState = ThreadState(state: "T")
+        #expect(stall.confidenceNote?.contains("SIGSTOP") == true)
+        stall.samples[1].threadState = ThreadState(state: "t")
+        #expect(stall.confidenceNote == nil, "t is stallwatch's own ptrace stop")
     }
 }

@@ -115,6 +115,15 @@ import Testing
         #expect(text.contains("in 1 run on 1 host (alpha); first 2026-11-29T20:33:10.287Z,"), "\(text)")
         #expect(text.contains("2. B.wait()  [bbbbbbbbbbbbbbbb]"), "\(text)")
     }
+
+    @Test func namesFromTheRecordsCannotForgeLinesOrEscapes() {
+        var merger = StallMerger()
+        let record = StallwatchTestSupportRecord.withCulprit(#"evil\n2. fake\u001b[31m"#)
+        NDJSONInput.read(bytes: Array(record.utf8), named: "evil", into: &merger)
+        let text = String(decoding: TextSummaryExporter().export(merger.finish()), as: UTF8.self)
+        #expect(!text.contains("\u{1B}") && !text.contains("\n2. fake"), "\(text)")
+        #expect(text.contains(#"evil\n2. fake\x1b[31m"#), "\(text)")
+    }
 }
 
 @Suite struct HTMLPageTests {

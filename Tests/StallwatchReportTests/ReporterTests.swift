@@ -182,3 +182,36 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         #expect(clock.rfc3339(monotonic: 1_798_761_599_999_000_000) == "2026-12-31T23:59:59.999Z")
     }
 }
+
+/// Names, symbols and notes come from the watched process: text output must never let them forge a line or reach
+/// the terminal as an escape sequence.
+@Suite struct UntrustedTextTests {
+    @Test func controlCharactersInNamesAreWrittenAsVisibleEscapes() {
+        var stall = sampleStall()
+        stall.processName = "evil\nstallwatch: 0 stalls\u{1B}]0;owned\u{07}"
+        stall.samples[0].frames[1].symbol = "f()\u{1B}[31m\u{202E}"
+        var reporter = TextReporter(clock: fixedClock, colored: true)
+        let text = reporter.render(stall)
+        #expect(!text.contains("\nstallwatch: 0 stalls"), "a name forged a line:\n\(text)")
+        #expect(text.contains("evil\\nstallwatch: 0 stalls\\x1b]0;owned\\x07"))
+        #expect(text.contains("f()\\x1b[31m\\u{202e}"))
+        #expect(!text.unicodeScalars.contains { $0 == "\u{07}" || $0 == "\u{202E}" })
+        // The reporter's own bold stays bold.
+        #expect(text.hasPrefix("\u{1B}[1mstallwatch: stall #3 in evil\\n"))
+    }
+
+    @Test func stackThreadNamesAndSummaryWarningsAreEscapedToo() {
+        let stacks = ProcessStacks(
+            pid: 7, processName: "p", capturedAt: 0, threadCount: 1,
+            threads: [ThreadStack(tid: 7, name: "a\nthread 1 \"x\"", state: nil, frames: [], stoppedNanoseconds: nil)],
+            elapsedNanoseconds: 0, warnings: [])
+        var reporter = TextReporter(clock: fixedClock, colored: false)
+        let text = reporter.render(stacks)
+        #expect(text.contains("thread 7 \"a\\nthread 1 \"x\"\""), "\(text)")
+        #expect(!text.contains("\nthread 1 "))
+        let summary = RunSummary(
+            stalls: [], runNanoseconds: 1_000_000_000, watchedPids: [7], exitStatus: 0,
+            warnings: ["the agent did not watch pid 7: \u{1B}[2J"])
+        #expect(reporter.render(summary).contains("\\x1b[2J"))
+    }
+}

@@ -1,9 +1,9 @@
-import CStallwatchElf
-import Foundation
-import StallwatchCore
 // The built-in DWARF reader against llvm-symbolizer, the oracle: the same functions, inlined frames, files, lines and
 // columns for addresses throughout real binaries from gcc, clang and swiftc, DWARF 4 and 5, compressed or not. And
 // damaged DWARF must make it give up (throw), never trap.
+import CStallwatchElf
+import Foundation
+import StallwatchCore
 import StallwatchImages
 import Testing
 

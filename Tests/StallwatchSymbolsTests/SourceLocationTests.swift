@@ -1,8 +1,8 @@
+// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
 import Foundation
 import StallwatchCore
 import StallwatchImages
 import StallwatchSymbols
-// Symbolication of real optimized and unoptimized Swift and C code: names, file:line, inlined frames.
 import StallwatchTestSupport
 import StallwatchUnwind
 import Testing
@@ -88,7 +88,7 @@ func symbolicatedSamples(of binary: String, count: Int = 5, by kind: Symbolicato
     var samples: [[Frame]] = []
     for _ in 0..<count {
         let stack = try sampler.capture(pid: target.pid, tid: target.pid)
-        let images = ProcessImages.capture(pid: target.pid)
+        let images = ProcessImages.captureWithToolchainMap(pid: target.pid)
         samples.append(kind.make().symbolicate(stack.addresses, images: images))
         usleep(20_000)
     }

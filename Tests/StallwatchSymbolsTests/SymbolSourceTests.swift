@@ -60,7 +60,7 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
         // Shared objects are linked at 0: the symbol's value is its offset from the load base.
         let offset = try dynamicSymbolValue(function, in: path) + 4
         let lookup = SymbolLookup(address: 0x7000_0000_0000 + offset, image: path, offset: offset, interrupted: true)
-        let frames = ElfImageReader(readsDwarf: false).frames(
+        let frames = ElfImageReader(reading: .symbolsOfImagesWithoutDwarf).frames(
             for: [lookup], images: ProcessImages.captureCurrentProcess())
         let frame = try #require(frames.first??.first, "named by the tables")
         #expect(frame.symbol == function)
@@ -71,7 +71,7 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
     /// to the next source.
     @Test func leavesImagesWithDebugInfoToTheNextSource() throws {
         let binary = try buildProgram(source: cSpinner, fileName: "spinner.c", compiler: ["/usr/bin/cc", "-g"])
-        let tables = ElfImageReader(readsDwarf: false)
+        let tables = ElfImageReader(reading: .symbolsOfImagesWithoutDwarf)
         #expect(tables.hasDebugInfo(binary))
         let lookups = [SymbolLookup(address: 0x1140, image: binary, offset: 0x1140, interrupted: true)]
         #expect(tables.frames(for: lookups, images: ProcessImages.captureCurrentProcess()) == [nil])
@@ -220,5 +220,13 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
             #expect(batch.flatMap { $0 }.contains { $0.symbol == "qsort" }, "qsort is named: \(batch)")
         }
         #expect(kind.make().symbolicate(stacks: [[], []], images: images) == [[], []])
+    }
+}
+
+@Suite struct DemanglerTests {
+    /// swiftc names a closure in top-level code `closure #1 in ` with nothing after it.
+    @Test func aClosureInTopLevelCodeIsNamedSo() {
+        #expect(Demangler.readable("$s3topS2icfU_") == "closure #1 in top-level code")
+        #expect(Demangler.readable("$s3top5helloyyFyycfU_") == "closure #1 in hello()")
     }
 }

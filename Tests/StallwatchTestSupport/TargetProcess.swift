@@ -137,9 +137,28 @@ public enum CHelper {
         }
         """#
 
-    /// The helper's path, or nil if it could not be built (no cc). Built once per source text and
-    /// kept in the temporary directory; concurrent test runs each build and atomically rename.
-    public static let path: String? = {
+    /// The helper's path, or nil if it could not be built (no cc).
+    public static let path: String? = build(source)
+
+    /// A program whose main thread, once it has printed `ready`, spins in a leaf with no unwind information (no CFI)
+    /// with rbp = -1: an unwinder falling back to the frame pointer reads a word at 0xffffffffffffffff, where address
+    /// arithmetic wraps. Nil if it could not be built.
+    public static let badFramePointerPath: String? = build(
+        #"""
+        #include <stdio.h>
+        __asm__(".text\n.globl spin_with_bad_frame_pointer\nspin_with_bad_frame_pointer:\n"
+                "  mov $-1, %rbp\n1:\n  jmp 1b\n");
+        void spin_with_bad_frame_pointer(void);
+        int main(void) {
+            printf("ready\n");
+            fflush(stdout);
+            spin_with_bad_frame_pointer();
+        }
+        """#)
+
+    /// Builds a C program once per source text, kept in the temporary directory; concurrent test runs each build
+    /// and atomically rename. Nil if it could not be built (no cc).
+    static func build(_ source: String) -> String? {
         let hash = source.utf8.reduce(UInt64(5381)) { ($0 &* 33) ^ UInt64($1) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-unwind-tests")
         let binaryPath = directory.appendingPathComponent("helper-\(String(hash, radix: 16))").path
@@ -153,5 +172,5 @@ public enum CHelper {
             rename(scratch, binaryPath) == 0
         else { return nil }
         return binaryPath
-    }()
+    }
 }

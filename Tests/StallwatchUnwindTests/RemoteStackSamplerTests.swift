@@ -1,7 +1,7 @@
+// Remote capture against real child processes: stacks, the stop it causes, the vDSO, the errors.
 import Foundation
 import Glibc
 import StallwatchCore
-// Remote capture against real child processes: stacks, the stop it causes, the vDSO, the errors.
 import StallwatchTestSupport
 import StallwatchUnwind
 import Testing
@@ -189,5 +189,32 @@ struct RemoteStackSamplerTests {
                 + " of which after the stop \(heldMedian / 1000) us")
         // Generous: the machine is shared; the design target is ~0.2 ms.
         #expect(median < 2_000_000)
+    }
+
+    @Test(
+        "a hostile frame pointer (rbp = -1 in a leaf without unwind info) ends the stack, never crashes the sampler",
+        .enabled(if: CHelper.badFramePointerPath != nil, "needs cc to build the helper"),
+        arguments: tableSources
+    )
+    func hostileFramePointer(tables: RemoteStackSampler.Tables) throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("sw-rbp-\(getpid()).txt").path
+        let helper = CHelper.badFramePointerPath!
+        let target = try TargetProcess([helper], stdoutPath: output)
+        defer {
+            target.stop()
+            unlink(output)
+        }
+        #expect(target.awaitExec(of: helper))
+        for _ in 0..<500 where !((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("ready") {
+            usleep(2000)
+        }
+        usleep(20_000)
+        let sampler = RemoteStackSampler(tables: tables)
+        // Before the fix, the vDSO bounds check wrapped around and this process read far outside its copy.
+        for _ in 0..<20 {
+            let stack = try sampler.capture(pid: target.pid, tid: target.pid)
+            #expect(!stack.addresses.isEmpty)
+        }
+        #expect(target.state != nil && target.state != "t", "released and alive")
     }
 }

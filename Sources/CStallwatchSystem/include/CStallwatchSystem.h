@@ -38,4 +38,12 @@ int sw_pipe_cloexec(int descriptors[2]);
 /// the start: a helper process's whole standard input, with no pipe to fill up. Returns the descriptor or -1.
 int sw_memory_file(const void *data, unsigned long length);
 
+/// Turns on SO_PASSCRED: each datagram then arrives with its sender's pid, filled in and checked by the kernel
+/// (a process cannot claim another's pid). Returns 0 or -1 (errno set).
+int sw_socket_pass_credentials(int descriptor);
+
+/// recv(2) that also gives the sending process's pid as the kernel recorded it, in this process's pid namespace;
+/// 0 when the datagram carried none. Returns the bytes received, or -1 (errno set).
+long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, int flags, int *sender_pid);
+
 #endif

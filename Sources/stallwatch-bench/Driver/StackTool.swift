@@ -47,14 +47,6 @@ struct StackTool {
             external.isVariant = true
             tools.append(external)
         }
-        // And naming frames the way it did before: the toolchain's Runtime module alone, which reads each image whole
-        // at its first lookup.
-        var runtimeOnly = StackTool(
-            label: "STALLWATCH_SYMBOLIZER=runtime stallwatch stack PID", executable: products.stallwatch,
-            template: ["stack", "PID"], runs: 10, demoRuns: 3, package: nil)
-        runtimeOnly.environment = [LLVMSymbolizer.environmentVariable: "runtime"]
-        runtimeOnly.isVariant = true
-        tools.append(runtimeOnly)
         var missing: [String] = []
         for peer in peers {
             if let path = onPath(peer.name) {

@@ -1,0 +1,22 @@
+// --baseline names a file the user chose, which may be anything: a device without an end, a huge log.
+import Foundation
+import Testing
+
+@testable import StallwatchCLI
+
+@Suite struct BaselineFileTests {
+    @Test func aFileWithoutAnEndIsRefusedNotReadForEver() {
+        #expect(throws: BaselineFile.Failure.tooLarge(path: "/dev/zero")) {
+            try BaselineFile.fingerprints(at: "/dev/zero")
+        }
+    }
+
+    @Test func overlongLinesAreSkippedAndTheRestIsRead() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("baseline-\(UUID().uuidString)").path
+        defer { unlink(path) }
+        let long = "{\"event\":\"stall\",\"fingerprint\":\"" + String(repeating: "a", count: 2 << 20) + "\"}"
+        let text = [long, "{\"event\":\"stall\",\"fingerprint\":\"00ff00ff00ff00ff\"}", "{\"event\":\"summary\"}"]
+        try text.joined(separator: "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(try BaselineFile.fingerprints(at: path) == ["00ff00ff00ff00ff"])
+    }
+}
