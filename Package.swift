@@ -98,6 +98,15 @@ let package = Package(
         ),
         // What several test targets share: child processes to capture, the Decodable types of the JSON records.
         .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
+        // The parsers of untrusted input as libFuzzer targets (Scripts/fuzz), or, built plainly, a replay of their
+        // seed corpora and regressions (Scripts/test).
+        .executableTarget(
+            name: "stallwatch-fuzz",
+            dependencies: [
+                "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "CStallwatchElf",
+                "CStallwatchSystem",
+            ]
+        ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
         .testTarget(name: "StallwatchCollectorTests", dependencies: ["StallwatchCollector", "StallwatchCore"]),

@@ -5,7 +5,7 @@ import StallwatchCore
 import StallwatchSystem
 
 /// The stall fingerprints an earlier `--format json` report recorded: stalls CI already knows about.
-enum BaselineFile {
+public enum BaselineFile {
     enum Failure: Error, Equatable {
         case unreadable(path: String, reason: String)
         case noRecords(path: String)
@@ -35,6 +35,12 @@ enum BaselineFile {
         case .tooLarge: throw .tooLarge(path: path)
         case .unreadable(let code): throw .unreadable(path: path, reason: SystemError.describe(code))
         }
+        guard let fingerprints = fingerprints(inReport: data) else { throw .noRecords(path: path) }
+        return fingerprints
+    }
+
+    /// The fingerprints of every `stall` record in a JSON-lines report; nil when it holds no stallwatch record.
+    public static func fingerprints(inReport data: [UInt8]) -> Set<String>? {
         var fingerprints: Set<String> = []
         var records = 0
         let decoder = JSONDecoder()
@@ -48,8 +54,7 @@ enum BaselineFile {
                 fingerprints.insert(fingerprint)
             }
         }
-        guard records > 0 else { throw .noRecords(path: path) }
-        return fingerprints
+        return records > 0 ? fingerprints : nil
     }
 
     /// The largest baseline read: far more than a run's report, far less than memory.

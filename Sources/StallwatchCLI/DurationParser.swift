@@ -58,7 +58,10 @@ public enum DurationParser {
     public static func parse(_ text: String) -> Result<Duration, Failure> {
         guard !text.isEmpty else { return .failure(.empty) }
         if text.hasPrefix("-") {
-            return negativeFailure(for: String(text.dropFirst()))
+            // One sign, however many dashes: the magnitude is parsed once, not once per dash (a fuzzer's 3,000
+            // dashes overflowed the stack).
+            let magnitude = String(text.drop { $0 == "-" })
+            return magnitude.isEmpty ? .failure(.notANumber) : negativeFailure(for: magnitude)
         }
         let numberEnd = text.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? text.endIndex
         let number = text[..<numberEnd]

@@ -137,7 +137,8 @@ public struct ProcessImages: @unchecked Sendable {
         // The maps' own lines first: they are read already, and name every file (the toolchain's map has no non-PIE
         // executable).
         if let mapped = code.first(where: { $0.start <= address && address < $0.end }) {
-            return (mapped.path, address - mapped.base)
+            // A base above the mapping (a hostile or damaged snapshot from an agent) counts from the mapping.
+            return (mapped.path, address - (mapped.base <= address ? mapped.base : mapped.start))
         }
         if let map, let index = map.indexOfImage(at: Backtrace.Address(address)) {
             let image = map[index]

@@ -56,6 +56,13 @@ import Testing
         #expect(DurationParser.parse(text).failure == .negative)
     }
 
+    /// Found by the fuzzer: each dash was one level of recursion, and 200,000 of them overflowed the stack.
+    @Test func manyDashesAreOneSign() {
+        #expect(DurationParser.parse("---80ms").failure == .negative)
+        #expect(DurationParser.parse(String(repeating: "-", count: 200_000) + "5ms").failure == .negative)
+        #expect(DurationParser.parse("--").failure == .notANumber)
+    }
+
     @Test(arguments: [
         "abc", "ms", "1.2.3ms", "..ms", "1e3ms", "80 ms", " 80ms", "+80ms", "-", "-abc", "0x10ms", "80ms!",
     ])
