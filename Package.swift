@@ -103,8 +103,8 @@ let package = Package(
         .executableTarget(
             name: "stallwatch-fuzz",
             dependencies: [
-                "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "CStallwatchElf",
-                "CStallwatchSystem",
+                "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "StallwatchAggregate",
+                "StallwatchExport", "CStallwatchElf", "CStallwatchSystem",
             ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),

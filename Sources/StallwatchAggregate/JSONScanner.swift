@@ -107,6 +107,22 @@ struct JSONScanner {
         try readNull() ? nil : try readNumber()
     }
 
+    /// A whole number that fits in 32 bits (ids, pids, lines, versions); `nil` for null or anything else, so a
+    /// record's `1e300` cannot trap a conversion.
+    mutating func readOptionalInteger() throws(JSONScanError) -> Int? {
+        guard let value = try readOptionalNumber(), value.isFinite, value == value.rounded(),
+            abs(value) <= Double(Int32.max)
+        else { return nil }
+        return Int(value)
+    }
+
+    /// A time in milliseconds, from 0 to about thirty years; `nil` for null, negative, infinite or larger values,
+    /// so every export can turn it into nanoseconds or microseconds without overflow.
+    mutating func readOptionalMilliseconds() throws(JSONScanError) -> Double? {
+        guard let value = try readOptionalNumber(), value.isFinite, value >= 0, value <= 1e12 else { return nil }
+        return value
+    }
+
     mutating func readBool() throws(JSONScanError) -> Bool {
         switch try peek() {
         case UInt8(ascii: "t"):
@@ -189,7 +205,13 @@ struct JSONScanner {
                     {
                         position += 2
                         let low = try readHex4()
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low &- 0xDC00)
+                        // A high surrogate without its low half is not a character: U+FFFD, then what followed.
+                        if (0xDC00..<0xE000).contains(low) {
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            scalars.append(contentsOf: "\u{FFFD}".utf8)
+                            code = low
+                        }
                     }
                     let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
                     scalars.append(contentsOf: String(Character(scalar)).utf8)

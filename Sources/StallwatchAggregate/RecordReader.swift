@@ -59,16 +59,16 @@ enum RecordReader {
             fields.keys.append(key)
             switch key {
             case "event": fields.event = try scanner.readOptionalString()
-            case "schemaVersion": fields.schemaVersion = try scanner.readOptionalNumber().map { Int($0) }
+            case "schemaVersion": fields.schemaVersion = try scanner.readOptionalInteger()
             case "host": fields.host = try scanner.readOptionalString()
-            case "id": fields.id = try scanner.readOptionalNumber().map { Int($0) }
-            case "pid": fields.pid = try scanner.readOptionalNumber().map { Int($0) }
-            case "tid": fields.tid = try scanner.readOptionalNumber().map { Int($0) }
+            case "id": fields.id = try scanner.readOptionalInteger()
+            case "pid": fields.pid = try scanner.readOptionalInteger()
+            case "tid": fields.tid = try scanner.readOptionalInteger()
             case "process": fields.process = try scanner.readOptionalString()
             case "startedAt": fields.startedAt = try scanner.readOptionalString()
             case "endedAt": fields.endedAt = try scanner.readOptionalString()
-            case "durationMs": fields.durationMs = try scanner.readOptionalNumber()
-            case "lengthMs": fields.lengthMs = try scanner.readOptionalNumber()
+            case "durationMs": fields.durationMs = try scanner.readOptionalMilliseconds()
+            case "lengthMs": fields.lengthMs = try scanner.readOptionalMilliseconds()
             case "unfinished":
                 // A bool in stall records, a count in summaries.
                 let next = try scanner.peek()
@@ -77,13 +77,13 @@ enum RecordReader {
                 } else {
                     try scanner.skipValue()
                 }
-            case "thresholdMs": fields.thresholdMs = try scanner.readOptionalNumber()
+            case "thresholdMs": fields.thresholdMs = try scanner.readOptionalMilliseconds()
             case "callout": fields.callout = try scanner.readOptionalString()
             case "fingerprint": fields.fingerprint = try scanner.readOptionalString()
             case "culprit": fields.culprit = try scanner.readNull() ? nil : try interner.intern(&scanner)
             case "thread": fields.verdict = try readVerdict(&scanner)
             case "samples": fields.samples = try readSamples(&scanner, interning: &interner)
-            case "runMs": fields.runMs = try scanner.readOptionalNumber()
+            case "runMs": fields.runMs = try scanner.readOptionalMilliseconds()
             case "timedOut": fields.timedOut = try scanner.readNull() ? false : try scanner.readBool()
             default: try scanner.skipValue()
             }
@@ -112,7 +112,7 @@ enum RecordReader {
             var stack: Int32?
             try scanner.readObject { (scanner, key) throws(JSONScanError) in
                 switch key {
-                case "capturedAfterMs": capturedAfter = try scanner.readOptionalNumber() ?? 0
+                case "capturedAfterMs": capturedAfter = try scanner.readOptionalMilliseconds() ?? 0
                 case "threadState":
                     guard try !scanner.readNull() else { return }
                     try scanner.readObject { (scanner, key) throws(JSONScanError) in
@@ -144,8 +144,8 @@ enum RecordReader {
             case "offset": frame.offset = hex(try scanner.readOptionalString())
             case "symbol": frame.symbol = try scanner.readOptionalString()
             case "file": frame.file = try scanner.readOptionalString()
-            case "line": frame.line = try scanner.readOptionalNumber().map { Int($0) }
-            case "column": frame.column = try scanner.readOptionalNumber().map { Int($0) }
+            case "line": frame.line = try scanner.readOptionalInteger()
+            case "column": frame.column = try scanner.readOptionalInteger()
             case "inlined": frame.inlined = try scanner.readNull() ? false : try scanner.readBool()
             default: try scanner.skipValue()
             }

@@ -23,7 +23,7 @@ public struct FoldedStacksExporter: StallExporter {
         }
         var output = ""
         for (stack, weight) in totals.sorted(by: { $0.key < $1.key }) {
-            let count = Int(weight.rounded())
+            let count = weight < 9e18 ? Int(weight.rounded()) : Int.max
             if count > 0 { output += "\(stack) \(count)\n" }
         }
         return Array(output.utf8)

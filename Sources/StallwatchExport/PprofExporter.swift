@@ -105,7 +105,7 @@ public struct PprofExporter: StallExporter {
             ]
             var value = ProtobufWriter()
             value.packed(1, locations)
-            value.packed(2, [1, UInt64(max(0, (sample.weightMs * 1e6).rounded()))])
+            value.packed(2, [1, UInt64(max(0, Self.nanoseconds(sample.weightMs)))])
             for (key, text) in values {
                 let index = Int64(strings.index(text))
                 value.field(3) { label in
@@ -141,8 +141,8 @@ public struct PprofExporter: StallExporter {
         let starts = collection.stalls.map(\.startMs)
         if let first = starts.min() {
             let end = collection.stalls.map { $0.startMs + $0.knownDurationMs }.max() ?? first
-            message.field(9, Int64(first * 1e6))
-            message.field(10, Int64((end - first) * 1e6))
+            message.field(9, Self.nanoseconds(first))
+            message.field(10, Self.nanoseconds(end - first))
         }
         message.field(11) { value in
             value.field(1, periodType.0)
@@ -150,6 +150,13 @@ public struct PprofExporter: StallExporter {
         }
         message.field(14, periodType.0)
         return message.bytes
+    }
+
+    /// Milliseconds as nanoseconds, clamped to what an int64 holds (a record may claim the year 9999).
+    static func nanoseconds(_ milliseconds: Double) -> Int64 {
+        let value = (milliseconds * 1e6).rounded()
+        guard value.isFinite else { return 0 }
+        return value >= 9e18 ? 9_000_000_000_000_000_000 : value <= -9e18 ? -9_000_000_000_000_000_000 : Int64(value)
     }
 
     struct FunctionKey: Hashable {

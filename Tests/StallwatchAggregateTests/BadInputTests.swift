@@ -60,6 +60,22 @@ import Testing
         #expect(collection.sources[0].issues.count == 1)
     }
 
+    @Test func outlandishNumbersAndBrokenSurrogatesAreReadWithoutATrap() throws {
+        let record = RecordFixtures.stall(
+            id: 1, startedAt: "9999-12-31T23:59:59.999Z", durationMs: 1e308, culprit: #"half \ud800\u0041 pair"#,
+            extra: #","lengthMs":-5"#
+        ).replacingOccurrences(of: #""pid":100"#, with: #""pid":1e300"#)
+        let collection = merge([("odd", record + "\n" + RecordFixtures.stall(id: 2, durationMs: -1))])
+        // The first has no usable pid: skipped as missing one; the second's negative duration is no duration.
+        #expect(collection.stalls.map(\.id) == [2])
+        #expect(collection.sources[0].issues.map(\.kind) == [.missingKey("pid")])
+        #expect(collection.stalls[0].durationMs == nil)
+        let huge = merge([("huge", RecordFixtures.stall(startedAt: "9999-12-31T23:59:59.999Z", durationMs: 1e308))])
+        #expect(huge.stalls[0].durationMs == nil, "longer than thirty years is no duration")
+        let surrogate = merge([("surrogate", RecordFixtures.stall(culprit: #"half \ud800\u0041 pair"#))])
+        #expect(surrogate.frames[0].symbol == "half \u{FFFD}A pair")
+    }
+
     @Test func manyBadLinesAreListedBriefly() throws {
         let text = Array(repeating: "nope", count: 12).joined(separator: "\n") + "\n" + RecordFixtures.stall()
         let warning = try #require(merge([("noisy", text)]).sources[0].warning)
