@@ -66,10 +66,22 @@ let package = Package(
         ),
         // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
+        // Reading any number of NDJSON reports and merging their stalls by fingerprint (`stallwatch report`).
+        .target(name: "StallwatchAggregate", dependencies: ["StallwatchCore"]),
+        // gzip for the pprof export, with Debian's zlib (zlib1g-dev).
+        .target(name: "CStallwatchZlib", linkerSettings: [.linkedLibrary("z")]),
+        // The formats `stallwatch report` writes from merged stalls: text, folded, speedscope, trace, pprof, HTML.
+        .target(
+            name: "StallwatchExport",
+            dependencies: ["StallwatchAggregate", "StallwatchReport", "StallwatchCore", "CStallwatchZlib"]
+        ),
         // The command line: parsing, help, dispatch, and where reports are written.
         .target(
             name: "StallwatchCLI",
-            dependencies: ["StallwatchCore", "StallwatchSystem", "StallwatchCollector", "StallwatchReport"]
+            dependencies: [
+                "StallwatchCore", "StallwatchSystem", "StallwatchCollector", "StallwatchReport", "StallwatchAggregate",
+                "StallwatchExport",
+            ]
         ),
         // The Swift runtime and FoundationEssentials linked in: binding ~20 shared libraries took 4 of the 7 ms a
         // `stallwatch stack` spent starting. FoundationEssentials' two helper libraries are not linked by
@@ -91,8 +103,8 @@ let package = Package(
         .executableTarget(
             name: "stallwatch-fuzz",
             dependencies: [
-                "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "CStallwatchElf",
-                "CStallwatchSystem",
+                "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "StallwatchAggregate",
+                "StallwatchExport", "CStallwatchElf", "CStallwatchSystem",
             ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
@@ -116,6 +128,13 @@ let package = Package(
                 "StallwatchSymbols", "StallwatchImages", "StallwatchUnwind", "StallwatchCore", "CStallwatchElf",
                 "StallwatchTestSupport",
             ]
+        ),
+        .testTarget(
+            name: "StallwatchAggregateTests", dependencies: ["StallwatchAggregate", "StallwatchTestSupport"]
+        ),
+        .testTarget(
+            name: "StallwatchExportTests",
+            dependencies: ["StallwatchExport", "StallwatchAggregate", "StallwatchCore", "StallwatchTestSupport"]
         ),
         .testTarget(name: "EndToEndTests", dependencies: ["StallwatchCore", "StallwatchTestSupport"]),
     ]

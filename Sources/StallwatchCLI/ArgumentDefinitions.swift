@@ -10,6 +10,7 @@ struct ArgumentDefinition: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
+        case reportFormat, html, export
     }
 
     let key: Key
@@ -46,10 +47,12 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [strategy] + frameRateOptions + ciOptions + [version, help]
-        case .demo: [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + [version, help]
-        case .attach: [mode, duration] + watchOptions + [version, help]
+        case .run: watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .demo:
+            [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .attach: [mode, duration] + watchOptions + exportOptions + [version, help]
         case .stack: [allThreads, stackFormat, version, help]
+        case .report: reportOptions + [version, help]
         }
     }
 
@@ -58,6 +61,7 @@ enum ArgumentDefinitions {
         ("run", runAbstract),
         ("attach", attachAbstract),
         ("stack", stackAbstract),
+        ("report", reportAbstract),
         ("demo", demoAbstract),
         ("help", "Show subcommand help information."),
     ]

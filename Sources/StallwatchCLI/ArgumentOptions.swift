@@ -1,6 +1,7 @@
 // The option values `run`, `demo`, `attach` and `stack` accept, with their defaults and limits.
 import StallwatchCollector
 import StallwatchCore
+import StallwatchExport
 
 /// How reports are written.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -42,6 +43,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var junit: String?
     /// `--baseline FILE`.
     public var baseline: String?
+    /// `--html FILE` and `--export FORMAT=FILE`: written from the run's records when it ends.
+    public var exports: [ExportRequest] = []
 
     /// Creates watch options; the defaults are those of a command line without options.
     public init(

@@ -44,6 +44,8 @@ extension ArgumentParser {
                     throw invalid(choices(OutputFormat.allCases.map(\.rawValue)))
                 }
                 parsed.watch.format = format
+            case .reportFormat, .html, .export:
+                try applyExport(definition, value: value, to: &parsed, topic: topic)
             case .output:
                 guard !value.isEmpty else { throw invalid(": expected a file name, or '-' for stdout") }
                 parsed.watch.output = value

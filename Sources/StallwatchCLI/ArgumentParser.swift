@@ -2,6 +2,7 @@
 // conventions and wording. Pure: it never prints and never exits.
 import StallwatchCollector
 import StallwatchCore
+import StallwatchExport
 
 /// The command-line parser.
 ///
@@ -34,6 +35,7 @@ public enum ArgumentParser {
         case "demo": return try parseDemo(rest)
         case "attach": return try parseAttach(rest)
         case "stack": return try parseStack(rest)
+        case "report": return try parseReport(rest)
         case "help": return try parseHelp(rest)
         default: throw unknownSubcommand(subcommand, suggestRun: true)
         }
@@ -125,6 +127,7 @@ public enum ArgumentParser {
         case "demo": return .help(.demo)
         case "attach": return .help(.attach)
         case "stack": return .help(.stack)
+        case "report": return .help(.report)
         case "help": return .help(.root)
         default: throw unknownSubcommand(name, suggestRun: false)
         }
@@ -133,7 +136,7 @@ public enum ArgumentParser {
     // MARK: Options
 
     /// What ``scanOptions(_:topic:)`` found: option values in command-line order, then the operands.
-    private struct OptionScan {
+    struct OptionScan {
         var values: [(definition: ArgumentDefinition, value: String)] = []
         /// The arguments after the options: from the first non-option, or after `--`.
         var operands: ArraySlice<String> = []
@@ -143,7 +146,7 @@ public enum ArgumentParser {
 
     /// Finds `-h`/`--help` or `--version` among the options before the operands, wherever they are,
     /// so that a request for help wins over any mistake next to it.
-    private static func builtInRequest(in arguments: ArraySlice<String>, topic: HelpTopic) -> Invocation? {
+    static func builtInRequest(in arguments: ArraySlice<String>, topic: HelpTopic) -> Invocation? {
         let definitions = ArgumentDefinitions.options(for: topic)
         var wantsVersion = false
         var index = arguments.startIndex
@@ -175,8 +178,8 @@ public enum ArgumentParser {
     }
 
     /// Reads the options at the front of `arguments` and stops at `--` or the first non-option.
-    private static func scanOptions(_ arguments: ArraySlice<String>, topic: HelpTopic) throws(UsageError) -> OptionScan
-    {
+    /// `-` alone is an operand for `report` (stdin), an unknown option elsewhere.
+    static func scanOptions(_ arguments: ArraySlice<String>, topic: HelpTopic) throws(UsageError) -> OptionScan {
         let definitions = ArgumentDefinitions.options(for: topic)
         var scan = OptionScan()
         var index = arguments.startIndex
@@ -187,7 +190,7 @@ public enum ArgumentParser {
                 scan.afterTerminator = true
                 return scan
             }
-            guard isOption(argument) else { break }
+            guard isOption(argument), !(topic == .report && argument == "-") else { break }
             index += 1
             let (name, inlineValue) = split(argument)
             guard let definition = definitions.first(where: { $0.matches(name) }) else {
@@ -224,6 +227,7 @@ public enum ArgumentParser {
         var mode = AttachMode.auto
         var duration: Duration?
         var allThreads = false
+        var reportFormat: ExportFormat?
     }
 
     // MARK: Errors
@@ -273,7 +277,7 @@ public enum ArgumentParser {
     // MARK: Tokens
 
     /// Whether an argument in option position is an option (anything starting with `-`).
-    private static func isOption(_ argument: String) -> Bool {
+    static func isOption(_ argument: String) -> Bool {
         argument.hasPrefix("-")
     }
 

@@ -15,6 +15,7 @@ public enum HelpText {
         case .demo: demoHelp
         case .attach: attachHelp
         case .stack: stackHelp
+        case .report: reportHelp
         }
     }
 
@@ -26,6 +27,7 @@ public enum HelpText {
         case .demo: "stallwatch demo [<options>] [-- <demo-arguments> ...]"
         case .attach: "stallwatch attach [<options>] <pid>"
         case .stack: "stallwatch stack [--all-threads] [--format <format>] <pid>"
+        case .report: "stallwatch report [<options>] <file> ..."
         }
     }
 
@@ -62,8 +64,10 @@ public enum HelpText {
                     ("\(ExitCode.usage)", "Usage error: a bad option or argument."),
                     (
                         "\(ExitCode.noSuchProcess)",
-                        "attach, stack: no such process, or it exited before a capture; run: --baseline unreadable."
+                        "attach, stack: no such process, or it exited before a capture; run: --baseline unreadable;"
+                            + " report: an input cannot be read."
                     ),
+                    ("\(ExitCode.noRecords)", "report: an input holds no stallwatch records."),
                     (
                         "\(ExitCode.runtimeMismatch)",
                         "The workload uses a different Swift runtime; attach --mode agent: no agent answers."
@@ -212,7 +216,7 @@ public enum HelpText {
 
     // MARK: Building blocks
 
-    private static func page(
+    static func page(
         overview: String,
         discussion: [String] = [],
         usage: String,
@@ -224,14 +228,14 @@ public enum HelpText {
         return head + "\n\n" + usageLine + "\n\n" + sections.joined(separator: "\n")
     }
 
-    private static func optionsSection(for topic: HelpTopic) -> String {
+    static func optionsSection(for topic: HelpTopic) -> String {
         UsageLayout.section(
             "OPTIONS",
             rows: ArgumentDefinitions.options(for: topic).map { ($0.helpLabel, $0.abstract) }
         )
     }
 
-    private static func examplesSection(_ commands: [String]) -> String {
+    static func examplesSection(_ commands: [String]) -> String {
         "EXAMPLES:\n" + commands.map { "  \($0)\n" }.joined()
     }
 }

@@ -22,6 +22,8 @@ public enum Invocation: Equatable, Sendable {
     case attach(AttachOptions)
     /// `stallwatch stack`: print a running process's stacks once.
     case stack(StackOptions)
+    /// `stallwatch report`: merge NDJSON reports and write a summary, pictures or profiles.
+    case report(ReportOptions)
 }
 
 /// The help page to show, and the usage line a ``UsageError`` points at.
@@ -36,4 +38,6 @@ public enum HelpTopic: String, CaseIterable, Sendable {
     case attach
     /// `stallwatch stack`.
     case stack
+    /// `stallwatch report`.
+    case report
 }

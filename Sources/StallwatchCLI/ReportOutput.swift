@@ -27,12 +27,14 @@ final class ReportOutput: CollectorOutput {
     private var complete = false
     /// How long the last records may take to reach a slow reader when the watch is over.
     static let finalDrainMilliseconds = 2000
+    /// `--html` and `--export`: the run's records, kept for the files written after the summary.
+    private let exports: ExportRecorder?
 
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
     init(
         path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesProgressRecords: Bool,
-        watched: String
+        watched: String, exports: [ExportRequest] = []
     ) throws(StallwatchError) {
         if let path, path != WatchOptions.standardOutputPath {
             do {
@@ -48,6 +50,7 @@ final class ReportOutput: CollectorOutput {
         reporter = ReportFormat.reporter(
             format, clock: clock, colored: Self.wantsColor(color, descriptor: descriptor))
         self.writesProgressRecords = writesProgressRecords
+        self.exports = exports.isEmpty ? nil : ExportRecorder(requests: exports, clock: clock)
         self.watched = watched
         writer = RecordWriter(descriptor: descriptor) { Diagnostics.warning("\($0); \(watched) keeps running") }
     }
@@ -55,11 +58,19 @@ final class ReportOutput: CollectorOutput {
     func stallDetected(_ stall: StallReport) {
         if writesProgressRecords { write(reporter.renderDetected(stall)) }
     }
-    func stallFinished(_ stall: StallReport) { write(reporter.render(stall)) }
+    func stallFinished(_ stall: StallReport) {
+        write(reporter.render(stall))
+        exports?.record(stall)
+    }
     func frameRate(_ frames: FrameRateReport) {
         if writesProgressRecords { write(reporter.render(frames)) }
+        exports?.record(frames)
     }
-    func write(_ summary: RunSummary) { write(reporter.render(summary)) }
+    /// The summary ends the run: the `--html` and `--export` files are written after it.
+    func write(_ summary: RunSummary) {
+        write(reporter.render(summary))
+        exports?.finish(summary)
+    }
 
     private func write(_ text: String) { writer.enqueue(text) }
 
@@ -107,7 +118,7 @@ final class ReportOutput: CollectorOutput {
 enum ReportFormat {
     static func reporter(_ format: OutputFormat, clock: WallClock, colored: Bool) -> any Reporter {
         switch format {
-        case .json: JSONLinesReporter(clock: clock)
+        case .json: JSONLinesReporter(clock: clock, host: HostName.current)
         case .text: TextReporter(clock: clock, colored: colored)
         }
     }

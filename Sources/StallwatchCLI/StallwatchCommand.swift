@@ -43,6 +43,8 @@ public enum StallwatchCommand {
             return try AttachCommand.run(options)
         case .stack(let options):
             try StackCommand.run(options, startedAt: started)
+        case .report(let options):
+            return try ReportCommand.run(options)
         }
         return ExitCode.success
     }

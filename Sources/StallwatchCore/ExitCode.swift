@@ -23,6 +23,8 @@ public enum ExitCode {
     public static let budgetBroken: Int32 = 80
     /// `--timeout` expired and stallwatch stopped the workload (as GNU `timeout` reports it).
     public static let timedOut: Int32 = 124
+    /// `report`: an input holds no stallwatch records at all (`EX_DATAERR`); the others are still reported.
+    public static let noRecords: Int32 = 65
     /// `attach`, `stack`: no such process, or it exited before anything could be captured (`EX_NOINPUT`).
     public static let noSuchProcess: Int32 = 66
     /// `attach`, `stack`: not permitted to trace the process; the message says what to change (`EX_NOPERM`).

@@ -9,9 +9,17 @@ public struct JSONLinesReporter: Reporter {
     public static let schemaVersion = 2
 
     let clock: WallClock
+    /// The `host` key of every record (`stallwatch report` merges runs from many machines); none when `nil`.
+    let host: String?
 
-    public init(clock: WallClock) {
+    public init(clock: WallClock, host: String? = nil) {
         self.clock = clock
+        self.host = host
+    }
+
+    /// `("host", ...)` when the reporter has a host.
+    var hostKey: [(String, JSONValue)] {
+        host.map { [("host", JSONValue.string($0))] } ?? []
     }
 
     public func render(_ stall: StallReport) -> String {
@@ -43,6 +51,7 @@ public struct JSONLinesReporter: Reporter {
         [
             ("event", .string(event)),
             ("schemaVersion", .int(Int64(Self.schemaVersion))),
+        ] + hostKey + [
             ("id", .int(Int64(stall.identifier))),
             ("pid", .int(Int64(stall.pid))),
             ("tid", .int(Int64(stall.tid))),
@@ -172,48 +181,50 @@ public struct JSONLinesReporter: Reporter {
         let share =
             summary.runNanoseconds > 0
             ? Double(summary.totalStallNanoseconds) / Double(summary.runNanoseconds) : 0
-        var pairs: [(String, JSONValue)] = [
-            ("event", .string("summary")),
-            ("schemaVersion", .int(Int64(Self.schemaVersion))),
-            ("stalls", .int(Int64(summary.stallCount))),
-            ("unfinished", .int(Int64(summary.unfinishedCount))),
-            ("totalStallMs", .milliseconds(summary.totalStallNanoseconds)),
-            ("longestStallMs", .milliseconds(summary.longestStallNanoseconds)),
-            ("medianStallMs", .milliseconds(summary.medianStallNanoseconds)),
-            ("p95StallMs", .milliseconds(summary.p95StallNanoseconds)),
-            (
-                "topCulprits",
-                .array(
-                    summary.topCulprits.map { culprit in
+        var pairs: [(String, JSONValue)] =
+            [
+                ("event", .string("summary")),
+                ("schemaVersion", .int(Int64(Self.schemaVersion))),
+            ] + hostKey + [
+                ("stalls", .int(Int64(summary.stallCount))),
+                ("unfinished", .int(Int64(summary.unfinishedCount))),
+                ("totalStallMs", .milliseconds(summary.totalStallNanoseconds)),
+                ("longestStallMs", .milliseconds(summary.longestStallNanoseconds)),
+                ("medianStallMs", .milliseconds(summary.medianStallNanoseconds)),
+                ("p95StallMs", .milliseconds(summary.p95StallNanoseconds)),
+                (
+                    "topCulprits",
+                    .array(
+                        summary.topCulprits.map { culprit in
+                            .object([
+                                ("symbol", .string(culprit.symbol)),
+                                ("totalMs", .milliseconds(culprit.totalNanoseconds)),
+                                ("stalls", .int(Int64(culprit.count))),
+                            ])
+                        })
+                ),
+                ("runMs", .milliseconds(summary.runNanoseconds)),
+                ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
+                ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
+                ("strategy", Self.strategyValue(summary.strategies)),
+                ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
+                ("warnings", .array(summary.warnings.map(JSONValue.string))),
+                ("timedOut", .bool(summary.timedOut)),
+                (
+                    "busyPeriods",
+                    summary.busyPeriods.map { busyPeriodsRecord($0, threshold: summary.thresholdNanoseconds) } ?? .null
+                ),
+                (
+                    "budget",
+                    summary.budget.map { verdict in
                         .object([
-                            ("symbol", .string(culprit.symbol)),
-                            ("totalMs", .milliseconds(culprit.totalNanoseconds)),
-                            ("stalls", .int(Int64(culprit.count))),
+                            ("broken", .bool(verdict.isBroken)),
+                            ("violations", .array(verdict.violations.map(JSONValue.string))),
+                            ("excusedByBaseline", .int(Int64(verdict.excusedByBaseline))),
                         ])
-                    })
-            ),
-            ("runMs", .milliseconds(summary.runNanoseconds)),
-            ("stalledShare", .double((share * 10_000).rounded() / 10_000)),
-            ("watchedPids", .array(summary.watchedPids.map { .int(Int64($0)) })),
-            ("strategy", Self.strategyValue(summary.strategies)),
-            ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
-            ("warnings", .array(summary.warnings.map(JSONValue.string))),
-            ("timedOut", .bool(summary.timedOut)),
-            (
-                "busyPeriods",
-                summary.busyPeriods.map { busyPeriodsRecord($0, threshold: summary.thresholdNanoseconds) } ?? .null
-            ),
-            (
-                "budget",
-                summary.budget.map { verdict in
-                    .object([
-                        ("broken", .bool(verdict.isBroken)),
-                        ("violations", .array(verdict.violations.map(JSONValue.string))),
-                        ("excusedByBaseline", .int(Int64(verdict.excusedByBaseline))),
-                    ])
-                } ?? .null
-            ),
-        ]
+                    } ?? .null
+                ),
+            ]
         // Only with --fps, so summaries without it stay as they were.
         if let rates = summary.framesPerSecond { pairs.append(("fps", .array(rates.map(JSONValue.framesPerSecond)))) }
         if let attached = summary.attached {

@@ -29,7 +29,7 @@ enum BenchCommand {
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, detection, capture, stack, memory, soak; the default is all of them.
+                        overhead, detection, capture, stack, memory, soak, report; the default is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
@@ -117,7 +117,7 @@ struct WorkloadOptions {
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
-        case overhead, detection, capture, stack, memory, soak
+        case overhead, detection, capture, stack, memory, soak, report
     }
 
     var rounds = 5

@@ -4,8 +4,10 @@ import CStallwatchElf
 import CStallwatchSystem
 import FoundationEssentials
 import Glibc
+import StallwatchAggregate
 import StallwatchCLI
 import StallwatchCore
+import StallwatchExport
 import StallwatchImages
 import StallwatchSymbols
 
@@ -27,6 +29,8 @@ enum FuzzTarget: String, CaseIterable {
     case procMaps = "proc-maps"
     /// A JSON-lines report read as `--baseline`.
     case baseline
+    /// NDJSON reports as `stallwatch report` reads them, merged and written in every format.
+    case report
     /// A command line: arguments separated by NUL bytes.
     case arguments
     /// A duration option's value.
@@ -82,6 +86,12 @@ enum FuzzTarget: String, CaseIterable {
             _ = ProcMapsLines.ending(with: "[vdso]", in: bytes).map(ProcMapsLines.range(of:))
         case .baseline:
             _ = BaselineFile.fingerprints(inReport: bytes)
+        case .report:
+            var merger = StallMerger()
+            NDJSONInput.read(bytes: bytes, named: "fuzz", into: &merger)
+            let collection = merger.finish()
+            _ = collection.sources.map(\.warning)
+            for format in ExportFormat.allCases { _ = format.exporter().export(collection) }
         case .arguments:
             let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
                 String(decoding: $0, as: UTF8.self)

@@ -62,6 +62,7 @@ import Testing
                     "--version", "--help",
                 ]
             case .stack: ["--all-threads", "--format", "--version", "--help"]
+            case .report: ["--format", "--output", "--color", "--html", "--export", "--version", "--help"]
             }
         let text = HelpText.text(for: topic)
         for name in names {

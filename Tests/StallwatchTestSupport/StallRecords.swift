@@ -67,6 +67,8 @@ public struct ConfidenceRecord: Decodable, Equatable, Sendable {
 public struct StallRecord: Decodable, Equatable, Sendable {
     public let event: String
     public let schemaVersion: Int
+    /// The machine (`$STALLWATCH_HOST`, or the host name); written by the command line, not by a bare reporter.
+    public let host: String?
     public let id: Int
     public let pid: Int
     public let tid: Int

@@ -19,6 +19,7 @@ struct Driver {
                 case .stack: try StackComparison(products: products).run()
                 case .memory: try MemoryBenchmark(products: products).run()
                 case .soak: try SoakBenchmark(products: products).run()
+                case .report: try ReportBenchmark(products: products).run()
                 }
             for table in report.tables { BenchOutput.line(table.rendered + "\n") }
             if !report.lines.isEmpty { BenchOutput.line(report.lines.joined(separator: "\n") + "\n") }

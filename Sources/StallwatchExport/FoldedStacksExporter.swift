@@ -1,0 +1,35 @@
+// Brendan Gregg's folded stacks, for flamegraph.pl and inferno: `outer;...;inner count`, one line per stack.
+import StallwatchAggregate
+
+/// `frame;frame;frame count` per distinct stack, outermost frame first; the count is stalled milliseconds.
+///
+/// Lines are sorted, so equal inputs give equal files. A `;` in a name becomes `:` (it would split the frame).
+public struct FoldedStacksExporter: StallExporter {
+    public init() {}
+
+    public func export(_ collection: StallCollection) -> [UInt8] {
+        var names: [Int32: String] = [:]
+        func name(_ frame: Int32) -> String {
+            if let known = names[frame] { return known }
+            let text = Self.clean(collection.frames[Int(frame)].displayName)
+            names[frame] = text
+            return text
+        }
+        var totals: [String: Double] = [:]
+        collection.forEachWeightedSample { sample in
+            let path = collection.rootFirst(sample.stack).map(name)
+            let line = path.isEmpty ? noStackName : path.joined(separator: ";")
+            totals[line, default: 0] += sample.weightMs
+        }
+        var output = ""
+        for (stack, weight) in totals.sorted(by: { $0.key < $1.key }) {
+            let count = weight < 9e18 ? Int(weight.rounded()) : Int.max
+            if count > 0 { output += "\(stack) \(count)\n" }
+        }
+        return Array(output.utf8)
+    }
+
+    static func clean(_ name: String) -> String {
+        String(name.map { $0 == ";" ? ":" : ($0.isNewline ? " " : $0) })
+    }
+}
