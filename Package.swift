@@ -130,7 +130,8 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "StallwatchAggregateTests", dependencies: ["StallwatchAggregate", "StallwatchTestSupport"]
+            name: "StallwatchAggregateTests",
+            dependencies: ["StallwatchAggregate", "StallwatchReport", "StallwatchCore", "StallwatchTestSupport"]
         ),
         .testTarget(
             name: "StallwatchExportTests",
