@@ -56,9 +56,7 @@ public enum OutputFile {
             defer { close(descriptor) }
             try FileDescriptor.writeAll(bytes, to: descriptor, waitingUpTo: milliseconds)
         case .replace(let path, let directory, let mode):
-            var template = Array((directory + "/.stallwatch-XXXXXX").utf8CString)
-            let descriptor = try Syscall.call("mkstemp") { mkstemp(&template) }
-            let temporary = String(cString: template)
+            let (descriptor, temporary) = try temporaryFile(in: directory)
             do throws(SystemError) {
                 try FileDescriptor.writeAll(bytes, to: descriptor)
                 try Syscall.call("fchmod") { fchmod(descriptor, mode ?? 0o644) }
@@ -71,6 +69,36 @@ public enum OutputFile {
                 throw error
             }
         }
+    }
+
+    /// Whether `path` could be written at the end of a run, by ``method(for:)``: its directory takes a new file, or
+    /// the device it names opens. A FIFO with no reader yet, or a dangling symlink whose target does not exist yet,
+    /// passes: the reader, and the target, may come later.
+    public static func checkWritable(_ path: String) throws(SystemError) {
+        switch method(for: path) {
+        case .standardOutput:
+            return
+        case .direct(let path):
+            var status = stat()
+            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK, stat(path, &status) != 0 { return }
+            do {
+                close(try Syscall.call("open") { open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) })
+            } catch  where error.errno == ENXIO {
+                return
+            }
+        case .replace(_, let directory, _):
+            let (descriptor, temporary) = try temporaryFile(in: directory)
+            close(descriptor)
+            unlink(temporary)
+        }
+    }
+
+    /// A new, empty file of ours in `directory`, and its path.
+    static func temporaryFile(in directory: String) throws(SystemError) -> (descriptor: Int32, path: String) {
+        var template = Array((directory + "/.stallwatch-XXXXXX").utf8CString)
+        let descriptor = try Syscall.call("mkstemp") { mkstemp(&template) }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (descriptor, path)
     }
 
     /// The directory holding `path` (`.` for a bare name).
