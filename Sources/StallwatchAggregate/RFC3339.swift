@@ -1,4 +1,5 @@
 // The records' wall-clock times: RFC 3339 UTC text to Unix milliseconds and back, without Foundation's formatters.
+import StallwatchCore
 
 /// RFC 3339 timestamps as stallwatch writes them (`2026-11-29T20:33:10.287Z`), as Unix milliseconds.
 public enum RFC3339 {
@@ -40,7 +41,7 @@ public enum RFC3339 {
             offsetMinutes = (hours * 60 + minutes) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
         default: return nil
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilCalendar.daysSinceEpoch(year: year, month: month, day: day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60)
         return ((seconds + fraction) * 1000).rounded()
     }
@@ -51,34 +52,12 @@ public enum RFC3339 {
         let millis = ((total % 1000) + 1000) % 1000
         let seconds = (total - millis) / 1000
         let secondOfDay = ((seconds % 86_400) + 86_400) % 86_400
-        let (year, month, day) = civilFromDays((seconds - secondOfDay) / 86_400)
+        let (year, month, day) = CivilCalendar.date(daysSinceEpoch: (seconds - secondOfDay) / 86_400)
         func pad(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
             + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
-    }
-
-    // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let shifted = month <= 2 ? year - 1 : year
-        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
-        let yearOfEra = shifted - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilFromDays(_ days: Int) -> (Int, Int, Int) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -34,21 +34,8 @@ public enum FileBytes {
 
     /// Every byte of `path`, or nil if it cannot be opened or a read fails (ESRCH when a /proc process exits).
     public static func read(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count > 0 {
-                bytes.append(contentsOf: chunk[..<count])
-            } else if count == 0 {
-                return bytes
-            } else if errno != EINTR {
-                return nil
-            }
-        }
+        guard case .bytes(let bytes) = read(path, limit: .max) else { return nil }
+        return bytes
     }
 
     /// The file's text, decoded as UTF-8 (invalid bytes replaced).

@@ -43,7 +43,7 @@ public struct WallClock: Sendable {
         let whole = Int(seconds.rounded(.down))
         let millis = min(999, Int(((seconds - Double(whole)) * 1000).rounded(.down)))
         let (days, secondOfDay) = whole.quotientAndRemainder(dividingBy: 86_400)
-        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        let (year, month, day) = CivilCalendar.date(daysSinceEpoch: days)
         return String(
             format2(year, width: 4) + "-" + format2(month) + "-" + format2(day) + "T" + format2(secondOfDay / 3600)
                 + ":" + format2(secondOfDay % 3600 / 60) + ":" + format2(secondOfDay % 60) + "."
@@ -55,19 +55,6 @@ public struct WallClock: Sendable {
         let stamp = rfc3339(monotonic: nanoseconds)
         let start = stamp.index(stamp.startIndex, offsetBy: 11)
         return String(stamp[start..<stamp.index(before: stamp.endIndex)])
-    }
-
-    /// Days since 1970-01-01 to a Gregorian date (Howard Hinnant's civil-from-days algorithm).
-    static func civilDate(daysSinceEpoch: Int) -> (Int, Int, Int) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
