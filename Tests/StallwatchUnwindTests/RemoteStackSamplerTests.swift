@@ -91,6 +91,9 @@ struct RemoteStackSamplerTests {
         var throughVDSO = 0
         var stoppedTimes: [UInt64] = []
         for _ in 0..<30 {
+            // Let the target run between captures: back to back on a busy machine, it may not be scheduled at all
+            // and every capture finds it where the first one left it (outside the vDSO, now and then).
+            usleep(3000)
             let stack = try sampler.capture(pid: target.pid, tid: target.pid)
             stoppedTimes.append(stack.stoppedNanoseconds)
             #expect(maps.name(of: stack.addresses.last!) == helper, "outermost frame is _start")
