@@ -24,7 +24,6 @@ final class ReportOutput: CollectorOutput {
     private let writer: RecordWriter
     /// What ``close()`` found, once called.
     private var closed: Bool?
-    private var complete = false
     /// How long the last records may take to reach a slow reader when the watch is over.
     static let finalDrainMilliseconds = 2000
     /// `--html` and `--export`: the run's records, kept for the files written after the summary.
@@ -90,8 +89,8 @@ final class ReportOutput: CollectorOutput {
     @discardableResult
     func close() -> Bool {
         if let closed { return closed }
-        defer { closed = complete }
-        complete = writer.finish(waitingUpTo: Self.finalDrainMilliseconds)
+        let complete = writer.finish(waitingUpTo: Self.finalDrainMilliseconds)
+        closed = complete
         if !complete, writer.failure == nil {
             Diagnostics.warning(
                 "the last reports were not all written: their reader did not read them within"

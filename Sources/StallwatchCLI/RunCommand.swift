@@ -44,11 +44,14 @@ enum RunCommand {
                 outcome.stalls, baseline: baseline, endOfRun: outcome.endedAt, busyPeriods: outcome.busyPeriods)
             : nil
         let workload = exitCode(fromWaitStatus: outcome.waitStatus)
+        // Reports lost so far; the JUnit file and the last records' drain can still add to it.
+        var reportsLost = output.lostRecords
+        func status() -> Int32 {
+            exitCode(workload: workload, timedOut: outcome.timedOut, reportsLost: reportsLost, verdict: verdict)
+        }
         var summary = RunSummary(
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
-            watchedPids: outcome.watchedPids,
-            exitStatus: exitCode(
-                workload: workload, timedOut: outcome.timedOut, reportsLost: output.lostRecords, verdict: verdict),
+            watchedPids: outcome.watchedPids, exitStatus: status(),
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.budget = verdict
         summary.strategies = outcome.strategies
@@ -65,8 +68,8 @@ enum RunCommand {
             if let reason = JUnitFile.write(report.render(), to: junit) {
                 let warning = "cannot write the --junit file '\(junit)': \(reason)"
                 summary.warnings.append(warning)
-                summary.exitStatus = exitCode(
-                    workload: workload, timedOut: outcome.timedOut, reportsLost: true, verdict: verdict)
+                reportsLost = true
+                summary.exitStatus = status()
             }
         }
         output.write(summary)
@@ -77,10 +80,8 @@ enum RunCommand {
                 Diagnostics.note("stall budget broken: \(verdict.violations.joined(separator: "; "))")
             }
         }
-        let complete = output.close()
-        return exitCode(
-            workload: workload, timedOut: outcome.timedOut,
-            reportsLost: !complete || summary.exitStatus == ExitCode.reportsLost, verdict: verdict)
+        if !output.close() { reportsLost = true }
+        return status()
     }
 
     /// stallwatch's status: a timeout we enforced first; then the workload's own failure; then lost reports (a CI
