@@ -194,7 +194,7 @@ final class AgentListener: @unchecked Sendable {
         // Under Yama ptrace_scope 1 only ancestors may ptrace us; the collector is not one. (0 when the collector's
         // pid is not visible in our pid namespace: then the kernel could not match it anyway.)
         if credentials.pid > 0 { _ = sw_agent_set_ptracer(credentials.pid) }
-        let sink = CollectorSink(socket: connection, maxSamples: settings.maxSamples)
+        let sink = CollectorSink(socket: connection, maxSamples: settings.maxSamples, maxFrames: settings.maxFrames)
         sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
         let watcher = Watcher(
             board: ActivityBoard.shared, settings: settings, sink: sink, observation: Self.observeMainLoopOnce())

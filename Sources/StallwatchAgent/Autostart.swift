@@ -19,7 +19,7 @@ public func stallwatchAgentAutostart() {
         return
     }
     let settings = WatchSettings(environment: environment)
-    let sink = CollectorSink(socket: socket, maxSamples: settings.maxSamples)
+    let sink = CollectorSink(socket: socket, maxSamples: settings.maxSamples, maxFrames: settings.maxFrames)
     let pid = getpid()
     sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
     if let collector = environment[AgentEnvironment.collectorPid].flatMap(Int32.init) {

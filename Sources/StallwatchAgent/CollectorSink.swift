@@ -20,6 +20,8 @@ final class CollectorSink: StallSink {
     private let identity: (device: UInt64, inode: UInt64)?
     /// Stacks per stall, the first at detection.
     private let maxSamples: Int
+    /// Frames per in-process stack.
+    private let maxFrames: Int
     /// Which of the current stall's moments (one per threshold) take a sample.
     private var schedule: SampleSchedule
     private var moment = 0
@@ -27,9 +29,10 @@ final class CollectorSink: StallSink {
     /// The stall whose in-process samples already carried the image map.
     private var imagesSentFor: Int?
 
-    init(socket: Int32, maxSamples: Int) {
+    init(socket: Int32, maxSamples: Int, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
         self.maxSamples = maxSamples
+        self.maxFrames = min(maxFrames, WatchSettings.inProcessFrameLimit)
         schedule = SampleSchedule(maxSamples: maxSamples)
         identity = Self.identity(of: socket)
         if identity == nil { broken = true }
@@ -94,7 +97,7 @@ final class CollectorSink: StallSink {
         switch answer {
         case .captured?: return
         case .captureInProcess?, nil:
-            let result = InProcessCapture.capture(tid: thread)
+            let result = InProcessCapture.capture(tid: thread, maxFrames: maxFrames)
             let sendImages = !result.addresses.isEmpty && imagesSentFor != onset.identifier
             let images = sendImages ? ProcessImages.captureCurrentProcess().encoded() : nil
             if sendImages { imagesSentFor = onset.identifier }

@@ -178,13 +178,19 @@ final class HandlerSink: StallSink {
         guard var stall = pending, let images else { return }
         let tid = stall.report.tid
         stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
-        let capture = InProcessCapture.capture(tid: tid)
+        let capture = InProcessCapture.capture(tid: tid, maxFrames: settings.inProcessMaxFrames)
         if capture.addresses.isEmpty {
             stall.noteCaptureFailure(capture.error)
         } else {
+            let frames = symbolicator.symbolicate(capture.addresses, images: images)
+            // The in-process capture stops at the limit: what lies beyond is not known.
+            let truncation =
+                capture.addresses.count >= settings.inProcessMaxFrames
+                ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: settings.inProcessMaxFrames)
+                : nil
             stall.add(
-                frames: symbolicator.symbolicate(capture.addresses, images: images), capturedAt: capture.capturedAt,
-                stoppedNanoseconds: capture.stoppedNanoseconds)
+                frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
+                truncation: truncation)
         }
         pending = stall
     }

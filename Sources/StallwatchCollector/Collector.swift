@@ -79,7 +79,7 @@ final class Collector {
         self.target = target
         self.settings = settings
         self.output = output
-        capturer = StallCapturer(socket: socket)
+        capturer = StallCapturer(socket: socket, maxFrames: settings.maxFrames)
         gate = MessageGate(
             isWatchable: { [target] in target.mayWatch($0) },
             threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })

@@ -30,8 +30,12 @@ final class StallCapturer {
     /// Processes that refused ptrace once, and the explanation.
     private var ptraceRefused: [Int32: String] = [:]
 
-    init(socket: Int32?) {
+    /// Frames kept per stack (`--max-frames`).
+    private let maxFrames: Int
+
+    init(socket: Int32?, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
+        self.maxFrames = maxFrames
     }
 
     /// Takes one sample of `tid`.
@@ -45,12 +49,13 @@ final class StallCapturer {
         }
         let capturedAt = monotonicNow()
         do {
-            let stack = try sampler.capture(pid: pid, tid: tid)
+            let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
             reply(.captured(identifier: identifier))
             let images = self.images(for: &stall, covering: stack.addresses)
+            let frames = symbolicator.symbolicate(stack.addresses, images: images)
             stall.assembler.add(
-                frames: symbolicator.symbolicate(stack.addresses, images: images), capturedAt: capturedAt,
-                stoppedNanoseconds: stack.stoppedNanoseconds)
+                frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
+                truncation: StackTruncation.of(frames: frames, stack: stack, maxFrames: maxFrames))
         } catch {
             switch error {
             case .permissionDenied(let code):
@@ -85,7 +90,13 @@ final class StallCapturer {
         }
         let images = stall.images ?? ProcessImages.capture(pid: pid)
         stall.images = images
-        stall.assembler.add(frames: symbolicator.symbolicate(addresses, images: images), capturedAt: capturedAt)
+        let frames = symbolicator.symbolicate(addresses, images: images)
+        // The agent's capture stops at the limit: what lies beyond is not known.
+        let limit = min(maxFrames, WatchSettings.inProcessFrameLimit)
+        let truncation =
+            addresses.count >= limit
+            ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: limit) : nil
+        stall.assembler.add(frames: frames, capturedAt: capturedAt, truncation: truncation)
     }
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address

@@ -49,13 +49,18 @@ public struct Sample: Equatable, Sendable {
     public var stoppedNanoseconds: UInt64?
     /// The thread's scheduler state just before the capture, where readable.
     public var threadState: ThreadState?
+    /// The frames left out of a stack deeper than the capture keeps; nil when the stack is whole.
+    public var truncation: StackTruncation?
 
-    public init(frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, threadState: ThreadState? = nil)
-    {
+    public init(
+        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, threadState: ThreadState? = nil,
+        truncation: StackTruncation? = nil
+    ) {
         self.frames = frames
         self.capturedAt = capturedAt
         self.stoppedNanoseconds = stoppedNanoseconds
         self.threadState = threadState
+        self.truncation = truncation
     }
 }
 

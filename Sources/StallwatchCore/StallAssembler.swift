@@ -45,13 +45,14 @@ public struct StallAssembler: Sendable {
 
     /// A captured, named stack.
     public mutating func add(
-        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil
+        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil,
+        truncation: StackTruncation? = nil
     ) {
         if let method { report.captureMethod = method }
         report.samples.append(
             Sample(
                 frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
-                threadState: lastState))
+                threadState: lastState, truncation: truncation))
         report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }
 

@@ -24,6 +24,13 @@ public struct RemoteStack: Sendable {
     public var unwindError: Int32
     /// Frames whose unwind table came from the image's file rather than the target's memory (``RemoteStackSampler/Tables``).
     public var fileTableLookups: Int = 0
+    /// A stack deeper than `maxFrames`: how many frames were left out after the first ``innerFrameCount`` addresses
+    /// (the rest are the outermost); 0 when the stack is whole.
+    public var omittedFrames: Int = 0
+    public var innerFrameCount: Int { addresses.count - outerFrameCount }
+    public var outerFrameCount: Int = 0
+    /// The walk stopped at its bound (`SW_REMOTE_WALK_LIMIT` frames), short of the thread's start.
+    public var walkLimited = false
 
     public init(
         addresses: [UInt64],
@@ -118,7 +125,7 @@ public final class RemoteStackSampler {
 
         switch result.status {
         case SW_REMOTE_OK:
-            return RemoteStack(
+            var stack = RemoteStack(
                 addresses: addresses,
                 stoppedNanoseconds: result.stopped_ns,
                 totalNanoseconds: result.total_ns,
@@ -127,6 +134,10 @@ public final class RemoteStackSampler {
                 unwindError: result.unwind_error,
                 fileTableLookups: Int(result.file_table_lookups)
             )
+            stack.omittedFrames = Int(result.omitted_frames)
+            stack.outerFrameCount = Int(result.outer_frames)
+            stack.walkLimited = result.walk_limited != 0
+            return stack
         case SW_REMOTE_PERMISSION_DENIED:
             throw .permissionDenied(errno: result.error_number)
         case SW_REMOTE_NO_SUCH_THREAD:
