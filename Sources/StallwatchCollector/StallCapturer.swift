@@ -55,7 +55,8 @@ final class StallCapturer {
             let frames = symbolicator.symbolicate(stack.addresses, images: images)
             stall.assembler.add(
                 frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
-                truncation: StackTruncation.of(frames: frames, stack: stack, maxFrames: maxFrames))
+                truncation: StackTruncation.of(frames: frames, stack: stack, maxFrames: maxFrames),
+                unwindError: stack.unwindError)
         } catch {
             switch error {
             case .permissionDenied(let code):

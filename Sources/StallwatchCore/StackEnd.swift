@@ -22,8 +22,15 @@ public enum StackEnd {
     ///   - unwindError: libunwind's code if the walk ended on an error (a negative `UNW_E*`), else 0.
     ///   - walkLimited: the capture's walk stopped at its bound (``walkLimit`` frames) before the end.
     public static func cutShortNote(frames: [Frame], unwindError: Int32, walkLimited: Bool = false) -> String? {
-        guard let last = frames.last(where: { !$0.inlined }) ?? frames.last else { return nil }
+        let physical = frames.filter { !$0.inlined }
+        guard let last = physical.last ?? frames.last else { return nil }
         if let symbol = last.symbol, roots.contains(symbol) { return nil }
+        // A stripped executable's `_start` has no name, but only `_start` calls libc's start.
+        if unwindError == 0, !walkLimited, physical.count >= 2,
+            physical[physical.count - 2].symbol?.hasPrefix("__libc_start_main") == true
+        {
+            return nil
+        }
         let name = last.symbol ?? "0x" + String(last.address, radix: 16)
         let place = last.imageName.map { " in \($0) +0x\(String(last.offset ?? 0, radix: 16))" } ?? ""
         let why: String

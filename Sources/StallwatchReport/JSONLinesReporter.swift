@@ -131,6 +131,7 @@ public struct JSONLinesReporter: Reporter {
             ("threadState", sample.threadState.map(stateRecord) ?? .null),
             ("frames", .array(sample.frames.map(frameRecord))),
             ("truncated", sample.truncation.map(truncationRecord) ?? .null),
+            ("cutShort", .optional(sample.cutShort)),
         ])
     }
 

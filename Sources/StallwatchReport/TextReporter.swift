@@ -72,6 +72,7 @@ public struct TextReporter: Reporter {
             ?? stall.samples.first
         if let shown {
             lines.append(contentsOf: stack(shown.frames, truncation: shown.truncation))
+            if let cutShort = shown.cutShort { lines.append("  note: \(cutShort)") }
         }
         return lines
     }

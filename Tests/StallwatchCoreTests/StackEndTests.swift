@@ -14,6 +14,13 @@ import Testing
             StackEnd.cutShortNote(frames: [frame("work"), frame(root)], unwindError: 0) == nil)
     }
 
+    /// A stripped executable's `_start` is unnamed, but it is what calls `__libc_start_main`.
+    @Test func anUnnamedCallerOfLibcStartIsTheStart() {
+        let stripped = [frame("work"), frame("__libc_start_main", image: "/lib/libc.so.6"), frame(nil)]
+        #expect(StackEnd.cutShortNote(frames: stripped, unwindError: 0) == nil)
+        #expect(StackEnd.cutShortNote(frames: stripped, unwindError: -7) != nil, "an error is still said")
+    }
+
     @Test func aStackWithoutRulesSaysSo() {
         let note = StackEnd.cutShortNote(frames: [frame("work")], unwindError: 0)
         #expect(
