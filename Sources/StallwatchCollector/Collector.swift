@@ -31,6 +31,8 @@ final class Collector {
     /// When every copy of the workload's end of the socket was closed, `CLOCK_MONOTONIC` ns: at its exit, or
     /// earlier if it closed its inherited descriptors.
     private(set) var hungUpAt: UInt64?
+    /// `run`: looks for workload processes started without the agent.
+    var preloadWitness: PreloadWitness?
     private let signals: SignalChannel
     private let target: any WatchTarget
     private let settings: WatchSettings
@@ -128,6 +130,9 @@ final class Collector {
                 }
             }
             for message in target.step(now: monotonicNow()) { handle(message) }
+            if let preloadWitness, loadedPids.count > watchedPids.count {
+                preloadWitness.check(loadedPids.filter { !watchedPids.contains($0) }.sorted(), now: monotonicNow())
+            }
         }
         // Messages sent just before the workload exited are still queued: read them all.
         if socketOpen { _ = receiveMessages(into: &buffer) }

@@ -93,6 +93,7 @@ public final class RunWatch {
         let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
         let collector = Collector(
             socket: collectorEnd, signals: signals, target: target, settings: settings, output: output)
+        collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(
@@ -131,7 +132,9 @@ public final class RunWatch {
                     + " that one open")
             return warnings
         }
-        if collector.loadedPids.isEmpty, target.timedOut {
+        if let unwatched = collector.preloadWitness?.warning {
+            warnings.append(unwatched)
+        } else if collector.loadedPids.isEmpty, target.timedOut {
             warnings.append(
                 "--timeout stopped the workload before the stallwatch agent had loaded into it, so nothing was"
                     + " watched")

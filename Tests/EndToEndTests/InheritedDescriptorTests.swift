@@ -111,6 +111,24 @@ import Testing
         #expect(result.stdout.split(separator: "\n").first == "65534", "\(result.stdout)")
     }
 
+    /// `env LD_PRELOAD=x.so PROGRAM` replaces the agent in the program it starts: the summary names the program and
+    /// the cause, not a run loop that never ran.
+    @Test func aWrapperThatReplacesLDPreloadIsNamed() throws {
+        let library = try compile(
+            "void preloaded_marker(void) {}", language: "c", output: "x.so",
+            extraArguments: [
+                "-shared", "-fPIC",
+            ])
+        defer { try? FileManager.default.removeItem(at: library) }
+        let preload = library.appendingPathComponent("x.so").path
+        let result = try runStallwatch(
+            ["run", "--", "env", "LD_PRELOAD=\(preload)", Products.demo, "--stalls", "1"], timeout: 60)
+        let output = result.stdout + result.stderr
+        #expect(result.status == 0, "\(output)")
+        #expect(output.contains("(stallwatch-demo) was started with LD_PRELOAD=\(preload)"), "\(output)")
+        #expect(!output.contains("never ran"), "\(output)")
+    }
+
     /// The rule itself, seen from the program: a C program's only thread is its own.
     @Test func aCProgramGetsNoAgentThread() throws {
         let directory = try compile(
