@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 // stallwatch: finds main-run-loop stalls in Linux Swift programs and says why.
+import Foundation
 import PackageDescription
+
+/// `Scripts/sanitize` links stallwatch with the shared Swift runtime: the sanitizers' allocators and a runtime linked
+/// into the executable disagree (TSan's allocator check fails; ASan calls the Runtime module's frees of its own
+/// demangled names bad).
+let sharedRuntime = ProcessInfo.processInfo.environment["STALLWATCH_SHARED_RUNTIME"] == "1"
 
 let package = Package(
     name: "stallwatch",
@@ -88,7 +94,8 @@ let package = Package(
         // -static-stdlib itself. The agent stays dynamic: it must share the workload's runtime.
         .executableTarget(
             name: "stallwatch", dependencies: ["StallwatchCLI"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
+            linkerSettings: sharedRuntime
+                ? [] : [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .executableTarget(name: "stallwatch-demo", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
