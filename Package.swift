@@ -8,8 +8,10 @@ let package = Package(
         .executable(name: "stallwatch", targets: ["stallwatch"]),
         .executable(name: "stallwatch-demo", targets: ["stallwatch-demo"]),
         .executable(name: "stallwatch-bench", targets: ["stallwatch-bench"]),
-        // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves.
-        .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent"]),
+        // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves. An app
+        // that imports StallwatchReport too encodes reports as `run`'s JSON records, from the same library: a second,
+        // static copy of StallwatchCore in the app would give it two of every type.
+        .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent", "StallwatchReport"]),
     ],
     targets: [
         // libunwind (with its ptrace and generic remote unwinders) from Debian's libunwind-dev.
@@ -42,7 +44,7 @@ let package = Package(
         // the in-process symbolicator, never the readers of target files.
         .target(
             name: "StallwatchAgent",
-            dependencies: ["StallwatchCore", "StallwatchImages", "CStallwatchAgentSupport"]
+            dependencies: ["StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport"]
         ),
         // Capture: a thread's stack from another process with ptrace and libunwind.
         .target(
