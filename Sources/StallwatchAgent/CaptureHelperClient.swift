@@ -80,7 +80,8 @@ final class CaptureHelperClient {
     /// The app's environment without what would load the agent into the helper or make it watch something.
     static func helperEnvironment(_ environment: [String: String]) -> [String: String] {
         environment.filter {
-            !["LD_PRELOAD", AgentEnvironment.socket, AgentEnvironment.listen, AgentEnvironment.collectorPid].contains($0.key)
+            !["LD_PRELOAD", AgentEnvironment.socket, AgentEnvironment.listen, AgentEnvironment.collectorPid].contains(
+                $0.key)
         }
     }
 

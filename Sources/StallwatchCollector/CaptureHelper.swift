@@ -38,7 +38,8 @@ public enum CaptureHelper {
         var bytes = WireFormat.encode(answer)
         if bytes.count > CaptureHelperRole.maximumAnswerSize, case .captured(let request, _) = answer {
             bytes = WireFormat.encode(
-                HelperAnswer.failed(request: request, reason: "the named stack was too large to send", threadGone: false))
+                HelperAnswer.failed(
+                    request: request, reason: "the named stack was too large to send", threadGone: false))
         }
         _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
