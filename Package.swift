@@ -98,6 +98,8 @@ let package = Package(
             name: "stallwatch-bench",
             dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
         ),
+        // The capture bench's library-mode app: it links the agent and starts the monitor itself.
+        .executableTarget(name: "stallwatch-bench-app", dependencies: ["StallwatchAgent"]),
         // What several test targets share: child processes to capture, the Decodable types of the JSON records.
         .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
         // The parsers of untrusted input as libFuzzer targets (Scripts/fuzz), or, built plainly, a replay of their
