@@ -66,14 +66,15 @@ struct CaptureBenchmark {
         let stoppedWarm = Array(timings.map(\.stopped).dropFirst()).median
         let insideWarm = Array(inside.dropFirst()).median
         let limit = "PTRACE_INTERRUPT's stop and the wake-up after detach go through the scheduler"
-        report.targets += [
-            TargetCheck(
-                "main thread stopped, warm median (sampler's clock)", measured: Format.milliseconds(stoppedWarm),
-                target: "≤ 0.200 ms", met: stoppedWarm <= Self.stoppedTarget, limit: limit),
-            TargetCheck(
-                "main thread stopped, warm median (target's own clock)", measured: Format.milliseconds(insideWarm),
-                target: "≤ 0.200 ms", met: insideWarm <= Self.stoppedTarget, limit: limit),
-        ] + libraryMode.targets
+        report.targets +=
+            [
+                TargetCheck(
+                    "main thread stopped, warm median (sampler's clock)", measured: Format.milliseconds(stoppedWarm),
+                    target: "≤ 0.200 ms", met: stoppedWarm <= Self.stoppedTarget, limit: limit),
+                TargetCheck(
+                    "main thread stopped, warm median (target's own clock)", measured: Format.milliseconds(insideWarm),
+                    target: "≤ 0.200 ms", met: insideWarm <= Self.stoppedTarget, limit: limit),
+            ] + libraryMode.targets
         return report
     }
 
