@@ -4,6 +4,7 @@ import CStallwatchAgentSupport
 import Foundation
 import StallwatchCore
 import StallwatchImages
+import Synchronization
 
 /// Assembles each stall's report and hands it to the app's handler when the stall ends, on the watcher thread.
 final class HandlerSink: StallSink {
@@ -18,8 +19,10 @@ final class HandlerSink: StallSink {
     private var moment = 0
     /// The signal fallback's image map, read at its stall's first in-process capture.
     private var images: ProcessImages?
-    /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself.
-    private(set) var watcherThread: Int32 = 0
+    /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself; read
+    /// from any thread.
+    private let watcherThreadID = Atomic<Int32>(0)
+    var watcherThread: Int32 { watcherThreadID.load(ordering: .relaxed) }
 
     init(settings: WatchSettings, helper: CaptureHelperClient?, handler: @escaping @Sendable (StallReport) -> Void) {
         self.settings = settings
@@ -28,7 +31,7 @@ final class HandlerSink: StallSink {
     }
 
     func watchingStarted(strategy: WatchStrategy) {
-        watcherThread = sw_agent_gettid()
+        watcherThreadID.store(sw_agent_gettid(), ordering: .relaxed)
         // Started from the watcher thread, which lives as long as the monitor: the helper's death signal follows
         // the thread that started it. Started now, it is ready before the first stall.
         helper?.start()
@@ -40,7 +43,7 @@ final class HandlerSink: StallSink {
     func frameRate(_ event: FrameRateMonitor.Event) {}
 
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
-        watcherThread = sw_agent_gettid()
+        watcherThreadID.store(sw_agent_gettid(), ordering: .relaxed)
         let pid = getpid()
         let tid = thread ?? pid
         images = nil

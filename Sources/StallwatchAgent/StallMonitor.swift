@@ -29,7 +29,7 @@ import StallwatchImages
 /// The handler runs on the monitor's own thread (named `stallwatch`), once per stall, when the stall ends; a stall
 /// still going on when the monitor stops is handed over from ``stop()``, on the caller's thread. While the handler
 /// runs, the next stall is not watched: hand slow work (uploading a report) to another queue. ``stop()`` may be
-/// called from any thread, the handler's included, any number of times.
+/// called from any thread, the handler's included, any number of times; do not start a monitor from the handler.
 public final class StallMonitor: @unchecked Sendable {
     /// How the monitor detects stalls and takes their stacks.
     public struct Configuration: Sendable {
@@ -93,7 +93,8 @@ public final class StallMonitor: @unchecked Sendable {
     /// Sends what the watcher has not sent yet; run by an `atexit` handler.
     nonisolated(unsafe) private static var finalReport: (() -> Void)?
     nonisolated(unsafe) private static var exitHandlerInstalled = false
-    private static let lock = NSLock()
+    /// Recursive: a handler called from ``stop()`` (the unfinished stall) may call ``stop()`` again.
+    private static let lock = NSRecursiveLock()
 
     private let watcher: Watcher
     private let observation: MainLoopObservation
@@ -137,12 +138,13 @@ public final class StallMonitor: @unchecked Sendable {
         Self.lock.lock()
         defer { Self.lock.unlock() }
         guard Self.running === self else { return }
+        // First, so that a stop() from the handler called below returns at once.
+        Self.running = nil
         observation.detach()
         watcher.stop()
         if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
         (sink as? HandlerSink)?.finish()
-        Self.running = nil
     }
 
     /// Starts the watcher with `settings` (their `frameRate` runs the frame tick), reporting to `sink`.

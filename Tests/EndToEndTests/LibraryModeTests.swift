@@ -58,8 +58,12 @@ enum LibraryUserApp {
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // A monitor that hangs the app (a stop() waiting for itself) fails the test instead of hanging it.
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: killer)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        killer.cancel()
         let lines = text.split(separator: "\n").compactMap { line -> [String: String]? in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 object["event"] as? String != "stall"
@@ -103,6 +107,14 @@ enum LibraryUserApp {
         let median = try #require(warm.isEmpty ? nil : warm[warm.count / 2])
         #expect(median < 2, "median stop of warm captures: \(median) ms")
         #expect(run.line("second-start")?["error"]?.contains("already running") == true)
+        #expect(run.line("after-stop")?["children"] == "none")
+    }
+
+    @Test func theHandlerMayStopTheMonitor() throws {
+        let run = try LibraryUserApp.run(["--stop-in-handler"])
+        #expect(run.status == 0)
+        // Stopped after the first stall: the CPU stall is not watched, and the helper is gone.
+        #expect(run.stalls.map(\.culprit?.symbol) == ["sleepHalfASecond()"])
         #expect(run.line("after-stop")?["children"] == "none")
     }
 

@@ -2,7 +2,8 @@
 // the app measures its own sleep. It prints one JSON line per stall (the record `stallwatch run` writes) and one
 // `app-sleep` line, then exits.
 //
-// Arguments: `--helper PATH` (StallMonitor.Configuration.helperPath), `--non-dumpable` (PR_SET_DUMPABLE 0 first).
+// Arguments: `--helper PATH` (StallMonitor.Configuration.helperPath), `--non-dumpable` (PR_SET_DUMPABLE 0 first),
+// `--stop-in-handler` (the handler stops the monitor after the first stall).
 import CLibraryUser
 import Foundation
 import Glibc
@@ -27,11 +28,20 @@ func emit(_ line: String) {
     FileHandle.standardOutput.write(line.data(using: .utf8)!)
 }
 
+/// The monitor, for its own handler.
+final class MonitorBox: @unchecked Sendable {
+    var monitor: StallMonitor?
+}
+let box = MonitorBox()
+let stopInHandler = arguments.contains("--stop-in-handler")
+
 let monitor: StallMonitor
 do {
     monitor = try StallMonitor.start(.init(threshold: .milliseconds(50), count: 2, helperPath: helperPath)) { report in
         emit(reporter.render(report))
+        if stopInHandler { box.monitor?.stop() }
     }
+    box.monitor = monitor
 } catch {
     FileHandle.standardError.write("LibraryUser: \(error)\n".data(using: .utf8)!)
     exit(70)
