@@ -44,10 +44,15 @@ enum LibraryUserApp {
         var sleptMs: Double? { line("app-sleep")?["ms"].flatMap(Double.init) }
     }
 
-    static func run(_ arguments: [String] = [], droppingPtraceCapability: Bool = false) throws -> Run {
+    static func run(
+        _ arguments: [String] = [], droppingPtraceCapability: Bool = false, asNobody: Bool = false
+    ) throws -> Run {
         let app = try built.get()
         let process = Process()
-        if droppingPtraceCapability {
+        if asNobody {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", app] + arguments
+        } else if droppingPtraceCapability {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--inh-caps=-all", "--bounding-set=-sys_ptrace", "--", app] + arguments
         } else {
@@ -108,6 +113,17 @@ enum LibraryUserApp {
         #expect(median < 2, "median stop of warm captures: \(median) ms")
         #expect(run.line("second-start")?["error"]?.contains("already running") == true)
         #expect(run.line("after-stop")?["children"] == "none")
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to become nobody"))
+    func anUnprivilegedAppCapturesThroughItsHelper() throws {
+        // Without CAP_SYS_PTRACE the helper, the app's child, may trace its parent only because the app allowed it
+        // (PR_SET_PTRACER, which Yama's ptrace_scope 1 asks for) and they share a user.
+        let run = try LibraryUserApp.run(asNobody: true)
+        #expect(run.status == 0)
+        try #require(run.stalls.count == 2)
+        #expect(run.stalls.map(\.capture.method) == ["ptrace", "ptrace"], "\(run.stalls.map(\.capture.note))")
+        #expect(try #require(run.sleptMs) >= 490)
     }
 
     @Test func theHandlerMayStopTheMonitor() throws {
