@@ -99,7 +99,8 @@ final class CaptureHelperClient {
         while true {
             let now = sw_agent_now_ns()
             guard now < deadline else {
-                return .failed("the capture helper did not answer within 3 s", threadGone: false)
+                let seconds = Self.answerTimeoutNanoseconds / 1_000_000_000
+                return .failed("the capture helper did not answer within \(seconds) s", threadGone: false)
             }
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, Int32((deadline - now) / 1_000_000) + 1)
