@@ -35,13 +35,19 @@ public enum CaptureHelper {
     }
 
     private static func send(_ answer: HelperAnswer, on socket: Int32) {
-        var bytes = WireFormat.encode(answer)
-        if bytes.count > CaptureHelperRole.maximumAnswerSize, case .captured(let request, _) = answer {
-            bytes = WireFormat.encode(
-                HelperAnswer.failed(
-                    request: request, reason: "the named stack was too large to send", threadGone: false))
+        let bytes = WireFormat.encode(answer)
+        var tooLarge = bytes.count > CaptureHelperRole.maximumAnswerSize
+        if !tooLarge {
+            let sent = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // The socket's send buffer is capped for unprivileged processes.
+            tooLarge = sent < 0 && errno == EMSGSIZE
         }
-        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        // Said, rather than leave the app waiting for its timeout.
+        if tooLarge, case .captured(let request, _) = answer {
+            send(
+                .failed(request: request, reason: "the named stack was too large to send", threadGone: false),
+                on: socket)
+        }
     }
 
     private static func closeDescriptors(above socket: Int32) {
