@@ -17,15 +17,21 @@ enum TightLoop {
         case foundation
     }
 
-    /// Runs the main run loop for `seconds` with the source always pending and counts how often it fired.
-    static func run(seconds: Double, driver: Driver) -> WorkloadResult {
+    /// Runs the main run loop for `seconds` (or until the source fired `iterations` times) with the source always
+    /// pending, and counts how often it fired.
+    static func run(seconds: Double, iterations: UInt64? = nil, driver: Driver) -> WorkloadResult {
         let state = SourceState()
+        state.limit = iterations ?? .max
         var context = CFRunLoopSourceContext()
         context.info = Unmanaged.passUnretained(state).toOpaque()
         context.perform = { info in
             let state = Unmanaged<SourceState>.fromOpaque(info!).takeUnretainedValue()
             state.count += 1
-            CFRunLoopSourceSignal(state.source)
+            if state.count >= state.limit {
+                CFRunLoopStop(CFRunLoopGetMain())
+            } else {
+                CFRunLoopSourceSignal(state.source)
+            }
         }
         let source = CFRunLoopSourceCreate(kCFAllocatorDefault, 0, &context)
         state.source = source
@@ -33,9 +39,12 @@ enum TightLoop {
         CFRunLoopSourceSignal(source)
 
         let result = WorkloadResult.measure {
-            switch driver {
-            case .coreFoundation: CFRunLoopRunInMode(kCFRunLoopDefaultMode, seconds, false)
-            case .foundation: RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds))
+            switch (driver, iterations) {
+            case (.coreFoundation, nil): CFRunLoopRunInMode(kCFRunLoopDefaultMode, seconds, false)
+            case (.coreFoundation, _): CFRunLoopRunInMode(kCFRunLoopDefaultMode, 1e9, false)
+            case (.foundation, nil): RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds))
+            case (.foundation, _):
+                while state.count < state.limit { RunLoop.main.run(mode: .default, before: .distantFuture) }
             }
             return state.count
         }
@@ -46,6 +55,7 @@ enum TightLoop {
     /// The source's counter, reached from its C callback through the context's `info` pointer; main thread only.
     private final class SourceState {
         var count: UInt64 = 0
+        var limit: UInt64 = .max
         var source: CFRunLoopSource?
     }
 }
