@@ -58,7 +58,7 @@ final class Watcher: @unchecked Sendable {
             run()
             finished.signal()
         }
-        thread.name = "stallwatch"
+        thread.name = AgentThreadNames.watcher
         // Small stack: the watcher's frames are shallow, and it lives in someone else's process.
         thread.stackSize = 256 * 1024
         thread.start()

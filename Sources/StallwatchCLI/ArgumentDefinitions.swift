@@ -10,7 +10,7 @@ struct ArgumentDefinition: Sendable {
         case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
-        case reportFormat, html, export
+        case reportFormat, html, export, thread
     }
 
     let key: Key
@@ -47,10 +47,10 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .run: watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
         case .demo:
-            [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
-        case .attach: [mode, duration] + watchOptions + exportOptions + [version, help]
+            [scenario] + watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .attach: [mode, duration] + watchOptions + [thread] + exportOptions + [version, help]
         case .stack: [allThreads, stackFormat, version, help]
         case .report: reportOptions + [version, help]
         }
@@ -136,6 +136,15 @@ enum ArgumentDefinitions {
         abstract: "How to watch: observe the run loop, ping the main queue, or auto: the run loop, and pings "
             + "for a program that has none (dispatchMain). "
             + valuesNote(WatchStrategy.allCases.map(\.rawValue), default: WatchStrategy.auto.rawValue)
+    )
+
+    static let thread = ArgumentDefinition(
+        key: .thread,
+        names: ["--thread"],
+        valueName: "selector",
+        abstract: "Which threads' event loops to watch, repeatable: main, all (every thread seen waiting in an"
+            + " event loop), a name glob on the thread's name ('NIO-ELT-*'), or a tid. Threads that appear later"
+            + " are picked up. (default: main)"
     )
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()

@@ -228,6 +228,8 @@ public enum ArgumentParser {
         var duration: Duration?
         var allThreads = false
         var reportFormat: ExportFormat?
+        /// Whether a `--thread` was given: the first replaces the default.
+        var threadsGiven = false
     }
 
     // MARK: Errors

@@ -41,6 +41,9 @@ public final class RunWatch {
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
+        if let problem = ThreadInspector.foreignThreadProblem(settings.threads, pid: nil) {
+            throw StallwatchError(message: problem, exitCode: ExitCode.usage)
+        }
         self.command = command
         self.settings = settings
         self.timeout = timeout
@@ -110,7 +113,7 @@ public final class RunWatch {
 
     /// What the agents said, and why nothing may have been watched.
     private static func warnings(_ collector: Collector, timedOut: Bool) -> [String] {
-        var warnings = collector.refusals + collector.droppedMessageWarning
+        var warnings = collector.refusals + collector.droppedMessageWarning + collector.unwatchedThreadNotes
         if collector.loadedPids.isEmpty, timedOut {
             warnings.append(
                 "--timeout stopped the workload before the stallwatch agent had loaded into it, so nothing was"
@@ -120,7 +123,7 @@ public final class RunWatch {
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"
                     + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"
                     + " privileges (setuid, setgid, file capabilities) ignore")
-        } else if collector.watchedPids.isEmpty {
+        } else if collector.watchedPids.isEmpty, collector.settings.threads.isMainOnly {
             warnings.append(
                 "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
                     + " whose main thread runs RunLoop.main or CFRunLoopRun, or whose main queue dispatchMain()"

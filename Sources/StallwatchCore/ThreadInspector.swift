@@ -83,3 +83,22 @@ public enum ThreadInspector {
         return text[text.index(after: close)...].split(separator: " ")
     }
 }
+
+extension ThreadInspector {
+    /// The process a thread id belongs to (`Tgid` in `/proc/TID/status`); nil when no such thread exists.
+    public static func process(ofThread tid: Int32) -> Int32? {
+        let line = FileBytes.text("/proc/\(tid)/status")?.split(separator: "\n").first { $0.hasPrefix("Tgid:") }
+        return line?.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }
+    }
+
+    /// Why a `--thread TID` cannot name a thread of `pid` (nil for `run`'s child, not started yet): the tid belongs to
+    /// another process. A tid that exists nowhere may still be given to a thread later, and is not refused.
+    public static func foreignThreadProblem(_ selectors: [ThreadSelector], pid: Int32?) -> String? {
+        for case .tid(let tid) in selectors {
+            guard let owner = process(ofThread: tid), owner != pid else { continue }
+            let whose = pid.map { "not of pid \($0)" } ?? "not of the command stallwatch starts"
+            return "--thread \(tid) is a thread of pid \(owner) (\(processName(pid: owner))), \(whose)"
+        }
+        return nil
+    }
+}

@@ -36,6 +36,8 @@ public struct WatchSettings: Equatable, Sendable {
     public var strategy: WatchStrategy
     /// `--fps`: the frame tick's settings; nil runs no frame tick.
     public var frameRate: FrameRateMonitor.Configuration?
+    /// `--thread`: which threads' event loops to watch (the main thread's by default).
+    public var threads: [ThreadSelector] = [.main]
 
     public init(
         thresholdNanoseconds: UInt64 = 80_000_000, count: Int = 3, maxSamples: Int = 10,
@@ -69,6 +71,7 @@ public struct WatchSettings: Equatable, Sendable {
             AgentEnvironment.count: String(count),
             AgentEnvironment.maxSamples: String(maxSamples),
             AgentEnvironment.strategy: strategy.rawValue,
+            AgentEnvironment.threads: threads.isMainOnly ? nil : threads.encoded,
         ]
         for name in FrameRateMonitor.Configuration.environmentNames { variables[name] = .some(nil) }
         for (name, value) in frameRate?.environment ?? [:] { variables[name] = value }
@@ -90,6 +93,7 @@ public struct WatchSettings: Equatable, Sendable {
         }
         strategy = environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? .auto
         frameRate = FrameRateMonitor.Configuration(environment: environment)
+        threads = environment[AgentEnvironment.threads].map { [ThreadSelector](encoded: $0) } ?? [.main]
     }
 }
 

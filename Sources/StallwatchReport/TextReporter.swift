@@ -33,7 +33,7 @@ public struct TextReporter: Reporter {
     public func renderDetected(_ stall: StallReport) -> String {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         var line =
-            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)) detected,"
+            "stallwatch: stall #\(stall.identifier) in \(stall.place) detected,"
             + " \(Self.milliseconds(detectedAfter)) ms so far"
         if let callout = stall.callout { line += " in \(callout.phrase)" }
         if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
@@ -42,14 +42,14 @@ public struct TextReporter: Reporter {
 
     /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.
     func repeatLine(_ stall: StallReport, group: (first: Int, count: Int, total: UInt64)) -> String {
-        "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall)),"
+        "stallwatch: stall #\(stall.identifier) in \(stall.place): \(length(of: stall)),"
             + " same as stall #\(group.first) (\(stall.dominantFrame?.symbol ?? stall.fingerprint)):"
             + " ×\(group.count), \(Self.milliseconds(group.total)) ms in all"
     }
 
     func block(_ stall: StallReport) -> [String] {
         var headline =
-            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall))"
+            "stallwatch: stall #\(stall.identifier) in \(stall.place): \(length(of: stall))"
         if let callout = stall.callout { headline += " in \(callout.phrase)" }
         if let activity = stall.threadActivity { headline += ", \(activity.summary)" }
         var lines = [style.bold(headline)]

@@ -1,0 +1,126 @@
+// The threads of one process that `--thread` picks and stallwatch watches from /proc: found again as threads come and
+// go, each judged by its own external watcher.
+import StallwatchCore
+
+/// Watches from `/proc` every thread of a process that the selectors pick and nobody else watches.
+///
+/// The task directory is read again every threshold, so a loop thread started later, or a pool that grows, is picked
+/// up within one threshold; a thread's name is read again until it matches, because a new thread carries its
+/// creator's name until it names itself. A thread that exits is dropped, and a stall it was in ends when it was last
+/// seen.
+final class ThreadWatchSet {
+    /// A thread picked but not watched as an event loop, and why: for the summary.
+    struct Unwatched: Equatable {
+        var tid: Int32
+        var name: String
+        var reason: String
+    }
+
+    let pid: Int32
+    private let selectors: [ThreadSelector]
+    private let settings: WatchSettings
+    private let numbering: StallNumbering
+    /// Threads watched otherwise (the agent's run loops): never watched here.
+    private var excluded: Set<Int32>
+    private var watchers: [Int32: ExternalWatcher] = [:]
+    /// Every thread seen, by tid, with its name as last read.
+    private(set) var names: [Int32: String] = [:]
+    /// Threads that exited (or were handed to the agent) before they proved to be loops, and why they were not.
+    private var departed: [Unwatched] = []
+    /// Selectors that picked a thread at some point.
+    private var matched: Set<ThreadSelector> = []
+    private var nextScan: UInt64
+
+    /// - Parameters:
+    ///   - excluding: threads someone else watches, such as the main thread when the agent watches its run loop.
+    ///   - numbering: the process's stall numbers.
+    init(
+        pid: Int32, selectors: [ThreadSelector], settings: WatchSettings, excluding: Set<Int32> = [],
+        numbering: StallNumbering = StallNumbering(), now: UInt64
+    ) {
+        self.pid = pid
+        self.selectors = selectors
+        self.settings = settings
+        self.numbering = numbering
+        excluded = excluding
+        nextScan = now
+    }
+
+    /// When the set must run next.
+    var nextWake: UInt64 { watchers.values.map(\.nextWake).min().map { min($0, nextScan) } ?? nextScan }
+
+    /// The tids watched now.
+    var watchedThreads: [Int32] { watchers.keys.sorted() }
+
+    /// Selectors that have matched no thread so far.
+    var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
+
+    /// Threads picked that never proved to be event loops, and why.
+    var unwatched: [Unwatched] {
+        let current = watchers.values.filter { !$0.evidence.isEventLoop }.sorted { $0.tid < $1.tid }.map {
+            Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.evidence.notWatchedReason)
+        }
+        return departed + current
+    }
+
+    /// Stops watching `tid` here: someone else (the agent) watches it from now on.
+    func exclude(_ tid: Int32) {
+        excluded.insert(tid)
+        watchers[tid] = nil
+    }
+
+    /// Runs what is due at `now`: a new look at the thread list, and the samples due.
+    func step(now: UInt64) -> [AgentMessage] {
+        var messages: [AgentMessage] = []
+        if now >= nextScan {
+            nextScan = now + settings.thresholdNanoseconds
+            messages += scan(now: now)
+        }
+        for tid in watchers.keys.sorted() {
+            guard let watcher = watchers[tid], now >= watcher.nextWake else { continue }
+            if let observed = watcher.step(now: now) {
+                messages += observed
+            } else {
+                messages += depart(tid, now: now, reason: "exited before it was seen waiting in an event-loop wait")
+            }
+        }
+        return messages
+    }
+
+    /// Ends every stall in progress: the process is gone, or the watch is over.
+    func finish(now: UInt64) -> [AgentMessage] {
+        watchers.values.flatMap { $0.gone(at: now) }
+    }
+
+    /// Reads the thread list: new threads that match get a watcher, gone ones lose theirs.
+    private func scan(now: UInt64) -> [AgentMessage] {
+        let tids = ThreadInspector.threads(pid: pid)
+        guard !tids.isEmpty else { return [] }
+        let present = Set(tids)
+        var messages: [AgentMessage] = []
+        for tid in watchers.keys.sorted() where !present.contains(tid) {
+            messages += depart(tid, now: now, reason: "exited before it was seen waiting in an event-loop wait")
+        }
+        for tid in tids where watchers[tid] == nil && !excluded.contains(tid) {
+            guard let name = ThreadInspector.name(pid: pid, tid: tid) else { continue }
+            names[tid] = name
+            let picking = selectors.filter { $0.matches(tid: tid, name: name, pid: pid) }
+            guard !picking.isEmpty else { continue }
+            // `all` means the program's loops: the agent's own threads are stallwatch's, not the program's.
+            if AgentThreadNames.all.contains(name), !picking.contains(where: { $0 != .all }) { continue }
+            matched.formUnion(picking)
+            watchers[tid] = ExternalWatcher(
+                pid: pid, tid: tid, threshold: settings.thresholdNanoseconds, count: settings.count,
+                maxSamples: settings.maxSamples, now: now, numbering: numbering)
+        }
+        return messages
+    }
+
+    private func depart(_ tid: Int32, now: UInt64, reason: String) -> [AgentMessage] {
+        guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
+        if !watcher.evidence.isEventLoop {
+            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: reason))
+        }
+        return watcher.gone(at: now)
+    }
+}
