@@ -30,17 +30,24 @@ extension Collector {
         for pid in threadWatches.keys.sorted() {
             guard let watch = threadWatches[pid], now >= watch.nextWake else { continue }
             for message in watch.step(now: now) { handle(message, fromProc: true) }
-            for selector in watch.unmatchedSelectors where reportedUnmatched.insert(selector.description).inserted {
-                output.notice(
-                    "--thread '\(selector)' matches no thread of pid \(pid) yet; threads that appear later are"
-                        + " picked up")
-            }
+            noteUnmatched(watch.unmatchedSelectors(at: now), pid: pid, final: false)
         }
     }
 
     func finishThreadWatches(now: UInt64) {
         for pid in threadWatches.keys.sorted() {
-            for message in threadWatches[pid]?.finish(now: now) ?? [] { handle(message, fromProc: true) }
+            guard let watch = threadWatches[pid] else { continue }
+            for message in watch.finish(now: now) { handle(message, fromProc: true) }
+            noteUnmatched(watch.unmatchedSelectors, pid: pid, final: true)
+        }
+    }
+
+    /// Says once per selector that it matched nothing: not an error, since threads may appear later.
+    private func noteUnmatched(_ selectors: [ThreadSelector], pid: Int32, final: Bool) {
+        for selector in selectors where reportedUnmatched.insert(selector.description).inserted {
+            output.notice(
+                "--thread '\(selector)' matches no thread of pid \(pid)"
+                    + (final ? "" : " yet; threads that appear later are picked up"))
         }
     }
 

@@ -30,6 +30,7 @@ final class ThreadWatchSet {
     /// Selectors that picked a thread at some point.
     private var matched: Set<ThreadSelector> = []
     private var nextScan: UInt64
+    private let createdAt: UInt64
 
     /// - Parameters:
     ///   - excluding: threads someone else watches, such as the main thread when the agent watches its run loop.
@@ -44,6 +45,7 @@ final class ThreadWatchSet {
         self.numbering = numbering
         excluded = excluding
         nextScan = now
+        createdAt = now
     }
 
     /// When the set must run next.
@@ -54,6 +56,15 @@ final class ThreadWatchSet {
 
     /// Selectors that have matched no thread so far.
     var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
+
+    /// How long a selector may match nothing before the user is told: a program starts its loop threads during its
+    /// set-up, and a new thread takes its name a moment after it starts.
+    static let matchGrace: UInt64 = 1_000_000_000
+
+    /// Selectors that have matched nothing for the grace period.
+    func unmatchedSelectors(at now: UInt64) -> [ThreadSelector] {
+        now >= createdAt + Self.matchGrace ? unmatchedSelectors : []
+    }
 
     /// Threads picked that never proved to be event loops, and why.
     var unwatched: [Unwatched] {

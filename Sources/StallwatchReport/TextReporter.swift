@@ -54,7 +54,7 @@ public struct TextReporter: Reporter {
         if let activity = stall.threadActivity { headline += ", \(activity.summary)" }
         var lines = [style.bold(headline)]
         lines.append(onsetLine(stall))
-        if let attached = stall.attached { lines.append(modeLine(attached)) }
+        if let attached = stall.attached { lines.append(modeLine(attached, mainThread: stall.isMainThreadStall)) }
         lines.append("  " + captureLine(stall) + "; fingerprint \(stall.fingerprint)")
         if let note = stall.confidenceNote { lines.append("  caution: \(note)") }
         if let note = stall.captureNote { lines.append("  note: \(note)") }
@@ -103,13 +103,13 @@ public struct TextReporter: Reporter {
     }
 
     /// "  mode: external (...)": how an attached process was watched.
-    func modeLine(_ attached: AttachedStall) -> String {
+    func modeLine(_ attached: AttachedStall, mainThread: Bool = true) -> String {
         switch attached.mode {
         case .agent:
             return "  mode: agent (the process's own agent timed its run loop's transitions exactly)"
         case .external:
             let interval = attached.resolutionNanoseconds ?? 0
-            return "  mode: external (the main thread's state sampled from /proc every"
+            return "  mode: external (the \(mainThread ? "main thread" : "thread")'s state sampled from /proc every"
                 + " \(Self.milliseconds(interval)) ms: start and end each within"
                 + " ±\(Self.milliseconds(interval / 2)) ms)"
         }

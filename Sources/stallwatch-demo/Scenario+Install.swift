@@ -96,6 +96,8 @@ extension Scenario {
             }
         case .nestedThenStall:
             installNestedThenStall(timeline)
+        case .eventLoops:
+            break  // the stalls happen on the pool's own threads: see `EventLoopPool`
         case .pumpLoop:
             break  // the stalls happen between the main thread's own calls to the loop: see `PumpLoop`
         case .hiccups:
