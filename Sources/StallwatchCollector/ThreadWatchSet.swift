@@ -25,7 +25,7 @@ final class ThreadWatchSet {
     private var watchers: [Int32: ExternalWatcher] = [:]
     /// Every thread seen, by tid, with its name as last read.
     private(set) var names: [Int32: String] = [:]
-    /// Threads that exited (or were handed to the agent) before they proved to be loops, and why they were not.
+    /// Threads that exited before they proved to be loops, and why they were not.
     private var departed: [Unwatched] = []
     /// Selectors that picked a thread at some point.
     private var matched: Set<ThreadSelector> = []
@@ -92,7 +92,7 @@ final class ThreadWatchSet {
             if let observed = watcher.step(now: now) {
                 messages += observed
             } else {
-                messages += depart(tid, now: now, reason: "exited before it was seen waiting in an event-loop wait")
+                messages += depart(tid, now: now)
             }
         }
         return messages
@@ -110,7 +110,7 @@ final class ThreadWatchSet {
         let present = Set(tids)
         var messages: [AgentMessage] = []
         for tid in watchers.keys.sorted() where !present.contains(tid) {
-            messages += depart(tid, now: now, reason: "exited before it was seen waiting in an event-loop wait")
+            messages += depart(tid, now: now)
         }
         for tid in tids where watchers[tid] == nil && !excluded.contains(tid) {
             guard let name = ThreadInspector.name(pid: pid, tid: tid) else { continue }
@@ -127,10 +127,11 @@ final class ThreadWatchSet {
         return messages
     }
 
-    private func depart(_ tid: Int32, now: UInt64, reason: String) -> [AgentMessage] {
+    /// Drops the watcher of a thread that is gone (or a process that is).
+    private func depart(_ tid: Int32, now: UInt64) -> [AgentMessage] {
         guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
         if !watcher.evidence.isEventLoop {
-            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: reason))
+            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.evidence.notWatchedReason))
         }
         return watcher.gone(at: now)
     }
