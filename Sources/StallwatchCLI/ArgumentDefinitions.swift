@@ -49,7 +49,9 @@ enum ArgumentDefinitions {
         case .root: [version, help]
         case .run: watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
         case .demo:
-            [scenario] + watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+            [scenario] + watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [
+                version, help,
+            ]
         case .attach: [mode, duration] + watchOptions + [thread] + exportOptions + [version, help]
         case .stack: [allThreads, stackFormat, version, help]
         case .report: reportOptions + [version, help]

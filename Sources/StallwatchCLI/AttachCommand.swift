@@ -39,7 +39,8 @@ enum AttachCommand {
     ) -> String {
         let process = "pid \(pid) (\(name))"
         let threads = options.watch.settings.threads
-        let selected = threads.isMainOnly ? "its main thread" : "threads " + threads.map { "'\($0)'" }.joined(separator: ", ")
+        let selected =
+            threads.isMainOnly ? "its main thread" : "threads " + threads.map { "'\($0)'" }.joined(separator: ", ")
         switch connection {
         case .agent:
             let others = threads.isMainOnly ? "" : " (and \(selected) from /proc)"

@@ -249,7 +249,8 @@ final class Collector {
         var assembler = stall.assembler
         if procStalls.remove(stall.key) != nil {
             // Seen from /proc, under `run` or beside an agent too: external mode's resolution.
-            assembler.note(attached: AttachedStall(mode: .external, resolutionNanoseconds: settings.thresholdNanoseconds))
+            assembler.note(
+                attached: AttachedStall(mode: .external, resolutionNanoseconds: settings.thresholdNanoseconds))
         } else if let attached = target.attachedStall(identifier: assembler.identifier) {
             assembler.note(attached: attached)
         }

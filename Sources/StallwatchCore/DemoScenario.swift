@@ -42,7 +42,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .pumpLoop: "CPU work between calls of a self-pumped loop."
         case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
         case .baseline: "Short work only; no stall expected."
-        case .eventLoops: "NIO-style epoll loop threads: one handler blocks, one burns CPU."
+        case .eventLoops: "NIO-named epoll loops: a blocking and a CPU handler."
         }
     }
 

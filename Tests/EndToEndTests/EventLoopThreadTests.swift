@@ -16,7 +16,8 @@ import Testing
             #expect(stall.tid == actual.tid, "the stalled loop's tid")
             #expect(stall.threadName == actual.threadName)
             #expect(stall.tid != stall.pid)
-            #expect(stall.culprit?.symbol?.contains(actual.culprit) == true, "culprit \(stall.culprit?.symbol ?? "none")")
+            #expect(
+                stall.culprit?.symbol?.contains(actual.culprit) == true, "culprit \(stall.culprit?.symbol ?? "none")")
             #expect(stall.mode == "external")
             let duration = stall.durationMs.value ?? 0
             // External mode's start and end are each within half a sample; a sample more for a busy machine.

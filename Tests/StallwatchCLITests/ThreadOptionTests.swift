@@ -22,6 +22,17 @@ import Testing
         #expect(options.watch.settings.threads == [.all, .main])
     }
 
+    @Test func theEventLoopDemoWatchesItsLoopsUnlessToldOtherwise() {
+        guard case .demo(let chosen)? = invocation(["demo", "--scenario", "event-loops"]) else { return }
+        #expect(chosen.watch.settings.threads == [.name("NIO-ELT-*")])
+        guard case .demo(let told)? = invocation(["demo", "--scenario", "event-loops", "--thread", "main"]) else {
+            return
+        }
+        #expect(told.watch.settings.threads == [.main])
+        guard case .demo(let other)? = invocation(["demo", "--scenario", "cpu"]) else { return }
+        #expect(other.watch.settings.threads == [.main])
+    }
+
     @Test func anEmptySelectorIsAUsageError() {
         let error = usageError(["attach", "--thread", "", "42"])
         #expect(

@@ -93,11 +93,14 @@ import Testing
     @Test func totalsPerThreadOnlyWhenSomeStallIsOffTheMainThread() {
         let main = report(samples: [])
         #expect(ThreadTotal.of([main, main]).isEmpty)
-        let totals = ThreadTotal.of([main, loopStall(tid: 10, name: "NIO-ELT-0-#1"), loopStall(tid: 10, name: "NIO-ELT-0-#1")])
+        let totals = ThreadTotal.of([
+            main, loopStall(tid: 10, name: "NIO-ELT-0-#1"), loopStall(tid: 10, name: "NIO-ELT-0-#1"),
+        ])
         #expect(totals.map(\.name) == ["NIO-ELT-0-#1", "main"])
         #expect(totals.map(\.stallCount) == [2, 1])
         #expect(totals.first?.stalledNanoseconds == 2 * 700_000_000)
-        let summary = RunSummary(stalls: [main, loopStall(tid: 10, name: "x")], runNanoseconds: 1, watchedPids: [7],
+        let summary = RunSummary(
+            stalls: [main, loopStall(tid: 10, name: "x")], runNanoseconds: 1, watchedPids: [7],
             exitStatus: 0, warnings: [])
         #expect(summary.threads.count == 2)
     }
