@@ -16,10 +16,10 @@ import StallwatchCore
 enum RunLoopObservers {
     /// `beforeTimers` is not observed: the loop reaches `beforeSources` right after it, and leaving it out
     /// saves one observer call-out per iteration on a busy loop.
-    private static let firstActivities: CFRunLoopActivity = [
+    static let firstActivities: CFRunLoopActivity = [
         .entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit,
     ]
-    private static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
+    static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
     /// Adds both observers to the main run loop. Safe to call from any thread.
     ///

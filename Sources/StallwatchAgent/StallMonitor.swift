@@ -27,16 +27,22 @@ public final class StallMonitor: @unchecked Sendable {
         public var maxSamples: Int
         /// Observe the run loop, ping the main queue, or the run loop and pings for a program that has none.
         public var strategy: WatchStrategy
+        /// Which threads' run loops to watch, as `--thread` says it: `.main` (the default), `.all`, names or tids.
+        /// A thread other than the main one is watched from its first run of its run loop after ``start(_:handler:)``;
+        /// in library mode only run loops are watched (an epoll loop of its own is watched from outside, by
+        /// `stallwatch run` or `attach`).
+        public var threads: [ThreadSelector]
 
         public init(
             threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
             count: Int = WatchSettings().count, maxSamples: Int = WatchSettings().maxSamples,
-            strategy: WatchStrategy = .auto
+            strategy: WatchStrategy = .auto, threads: [ThreadSelector] = [.main]
         ) {
             self.threshold = threshold
             self.count = count
             self.maxSamples = maxSamples
             self.strategy = strategy
+            self.threads = threads
         }
 
         /// The same settings as `stallwatch run` takes; nil when the threshold is not positive or longer than a
@@ -44,9 +50,11 @@ public final class StallMonitor: @unchecked Sendable {
         var settings: WatchSettings? {
             guard threshold > .zero, threshold < .seconds(365 * 86_400) else { return nil }
             let environment = ProcessInfo.processInfo.environment
-            return WatchSettings(
+            var settings = WatchSettings(
                 thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples,
                 strategy: environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? strategy)
+            settings.threads = threads.isEmpty ? [.main] : threads
+            return settings
         }
     }
 
@@ -99,6 +107,7 @@ public final class StallMonitor: @unchecked Sendable {
         defer { Self.lock.unlock() }
         guard Self.running === self else { return }
         RunLoopObservers.remove(observers)
+        LoopThreads.stop()
         if let frameTick { FrameTickTimer.remove(frameTick.timer) }
         watcher.stop()
         if let frameTick { for event in frameTick.watch.finish() { sink.frameRate(event) } }
@@ -122,6 +131,7 @@ public final class StallMonitor: @unchecked Sendable {
             board: ActivityBoard.shared, settings: settings, sink: sink, modeTracker: ModeTracker(observers: observers),
             frames: frameTick?.watch)
         watcher.start()
+        LoopThreads.watch(settings.threads)
         // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
         // handler too.
         finalReport = {
@@ -140,14 +150,20 @@ public final class StallMonitor: @unchecked Sendable {
 
 /// Library mode: captures and symbolicates in-process, hands finished reports to the app's handler.
 final class HandlerSink: StallSink {
+    /// One stall between its detection and its end, and its sampling.
+    private struct Open {
+        var assembler: StallAssembler
+        var schedule: SampleSchedule
+        var moment = 0
+        let images: ProcessImages
+    }
+
     private let settings: WatchSettings
     private let handler: @Sendable (StallReport) -> Void
     // In-process: the toolchain's symbolicator only, never a helper process forked from the app.
     private let symbolicator = Symbolicator()
-    private var pending: StallAssembler?
-    private var schedule = SampleSchedule(maxSamples: 1)
-    private var moment = 0
-    private var images: ProcessImages?
+    /// The open stalls by identifier: several loops (`threads`) may be stalled at once.
+    private var open: [Int: Open] = [:]
 
     init(settings: WatchSettings, handler: @escaping @Sendable (StallReport) -> Void) {
         self.settings = settings
@@ -155,6 +171,8 @@ final class HandlerSink: StallSink {
     }
 
     func watchingStarted(strategy: WatchStrategy) {}
+
+    func loopThreadWatched(tid: Int32) {}
 
     func busyPeriods(_ histogram: LatencyHistogram) {}
 
@@ -164,55 +182,56 @@ final class HandlerSink: StallSink {
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
         let pid = getpid()
         let tid = thread ?? pid
-        images = ProcessImages.captureCurrentProcess()
-        var stall = StallAssembler(
+        // The main loop is always observed; its stalls count only if `threads` picks the main thread.
+        let loopThread = onset.phase == .mainQueue ? pid : tid
+        guard settings.threads.matches(tid: loopThread, name: ThreadInspector.name(pid: pid, tid: loopThread), pid: pid)
+        else { return }
+        var assembler = StallAssembler(
             onset: onset, pid: pid, tid: tid, processName: ProcessInfo.processInfo.processName, settings: settings,
-            captureMethod: .signal)
-        stall.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
-        pending = stall
-        schedule = SampleSchedule(maxSamples: settings.maxSamples)
-        moment = 0
-        _ = schedule.shouldSample(atMoment: moment)
-        takeSample()
+            captureMethod: .signal, threadName: tid == pid ? nil : ThreadInspector.name(pid: pid, tid: tid))
+        assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
+        var schedule = SampleSchedule(maxSamples: settings.maxSamples)
+        _ = schedule.shouldSample(atMoment: 0)
+        open[onset.identifier] = Open(
+            assembler: assembler, schedule: schedule, images: ProcessImages.captureCurrentProcess())
+        takeSample(onset.identifier)
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard let stall = pending, stall.identifier == onset.identifier else { return }
-        moment += 1
-        guard schedule.shouldSample(atMoment: moment) else { return }
-        takeSample()
+        guard var stall = open[onset.identifier] else { return }
+        stall.moment += 1
+        let due = stall.schedule.shouldSample(atMoment: stall.moment)
+        open[onset.identifier] = stall
+        if due { takeSample(onset.identifier) }
     }
 
-    private func takeSample() {
-        guard var stall = pending, let images else { return }
-        let tid = stall.report.tid
-        stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
+    private func takeSample(_ identifier: Int) {
+        guard var stall = open[identifier] else { return }
+        let tid = stall.assembler.report.tid
+        stall.assembler.noteState(ThreadInspector.state(pid: stall.assembler.report.pid, tid: tid))
         let capture = InProcessCapture.capture(tid: tid)
         if capture.addresses.isEmpty {
-            stall.noteCaptureFailure(capture.error)
+            stall.assembler.noteCaptureFailure(capture.error)
         } else {
-            stall.add(
-                frames: symbolicator.symbolicate(capture.addresses, images: images), capturedAt: capture.capturedAt,
-                stoppedNanoseconds: capture.stoppedNanoseconds)
+            stall.assembler.add(
+                frames: symbolicator.symbolicate(capture.addresses, images: stall.images),
+                capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
         }
-        pending = stall
+        open[identifier] = stall
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
-        guard var stall = pending, stall.identifier == onset.identifier else { return }
-        stall.end(at: endedAt)
-        pending = nil
-        deliver(stall)
+        guard var stall = open.removeValue(forKey: onset.identifier) else { return }
+        stall.assembler.end(at: endedAt)
+        deliver(stall.assembler)
     }
 
-    /// Reports a stall still in progress when the monitor stops.
+    /// Reports the stalls still in progress when the monitor stops.
     func flushUnfinished() {
+        let unfinished = open.values.map(\.assembler).sorted { $0.identifier < $1.identifier }
+        open.removeAll()
         // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
-        if let stall = pending, !stall.report.isOutsideLoop {
-            pending = nil
-            deliver(stall)
-        }
-        pending = nil
+        for stall in unfinished where !stall.report.isOutsideLoop { deliver(stall) }
     }
 
     private func deliver(_ stall: StallAssembler) {

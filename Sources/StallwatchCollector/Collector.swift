@@ -199,9 +199,16 @@ final class Collector {
             if threadWatches[pid] == nil { watchThreads(of: pid, agentWatchesMain: true) }
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
-        case .watching(let pid, _, let strategy):
+        case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
-            if let strategy { strategies[pid] = strategy }
+            if tid != pid, !fromProc {
+                // The agent watches this thread's run loop, exactly: no longer a /proc watch's.
+                for message in threadWatches[pid]?.exclude(tid, now: monotonicNow()) ?? [] {
+                    handle(message, fromProc: true)
+                }
+            } else if let strategy {
+                strategies[pid] = strategy
+            }
         case .stallBegan(let pid, let tid, let onset):
             guard isSelected(pid: pid, tid: tid, fromProc: fromProc, onset: onset) else {
                 // The agent watches the main loop whatever `--thread` says; a main loop not selected is not reported.

@@ -18,8 +18,6 @@ final class ExternalWatcher {
     let tid: Int32
     private let threshold: UInt64
     private let maxSamples: Int
-    /// Hands out the process's stall numbers, shared by all its watched threads.
-    private let numbering: StallNumbering
     /// Which of the current stall's moments (one per sampling tick) take a sample (see ``SampleSchedule``).
     private var schedule = SampleSchedule(maxSamples: 1)
     private var moment = 0
@@ -41,14 +39,13 @@ final class ExternalWatcher {
 
     init(
         pid: Int32, tid: Int32? = nil, threshold: UInt64, count: Int, maxSamples: Int, now: UInt64,
-        numbering: StallNumbering = StallNumbering()
+        identifiers: StallIdentifiers = StallIdentifiers()
     ) {
         self.pid = pid
         self.tid = tid ?? pid
         self.threshold = threshold
         self.maxSamples = maxSamples
-        self.numbering = numbering
-        detector = StallDetector(threshold: threshold, count: count)
+        detector = StallDetector(threshold: threshold, count: count, identifiers: identifiers)
         nextWake = now
     }
 
@@ -106,7 +103,7 @@ final class ExternalWatcher {
                 }
                 ongoingIdentifier = nil
             case .began(let onset):
-                let identifier = numbering.next()
+                let identifier = onset.identifier
                 ongoingIdentifier = identifier
                 samplesTaken = 1
                 schedule = SampleSchedule(maxSamples: maxSamples)
@@ -128,20 +125,5 @@ final class ExternalWatcher {
         previousSampleAt = now
         sampleIndex += 1
         return messages
-    }
-}
-
-/// Numbers one process's stalls from 1, across the threads watched from `/proc`.
-final class StallNumbering {
-    private var last: Int
-
-    /// - Parameter after: the last number already used (stalls numbered by someone else come first).
-    init(after: Int = 0) {
-        last = after
-    }
-
-    func next() -> Int {
-        last += 1
-        return last
     }
 }

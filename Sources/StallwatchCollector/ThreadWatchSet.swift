@@ -19,7 +19,7 @@ final class ThreadWatchSet {
     let pid: Int32
     private let selectors: [ThreadSelector]
     private let settings: WatchSettings
-    private let numbering: StallNumbering
+    private let identifiers: StallIdentifiers
     /// Threads watched otherwise (the agent's run loops): never watched here.
     private var excluded: Set<Int32>
     private var watchers: [Int32: ExternalWatcher] = [:]
@@ -34,15 +34,15 @@ final class ThreadWatchSet {
 
     /// - Parameters:
     ///   - excluding: threads someone else watches, such as the main thread when the agent watches its run loop.
-    ///   - numbering: the process's stall numbers.
+    ///   - identifiers: the process's stall numbers.
     init(
         pid: Int32, selectors: [ThreadSelector], settings: WatchSettings, excluding: Set<Int32> = [],
-        numbering: StallNumbering = StallNumbering(), now: UInt64
+        identifiers: StallIdentifiers = StallIdentifiers(), now: UInt64
     ) {
         self.pid = pid
         self.selectors = selectors
         self.settings = settings
-        self.numbering = numbering
+        self.identifiers = identifiers
         excluded = excluding
         nextScan = now
         createdAt = now
@@ -74,10 +74,13 @@ final class ThreadWatchSet {
         return departed + current
     }
 
-    /// Stops watching `tid` here: someone else (the agent) watches it from now on.
-    func exclude(_ tid: Int32) {
+    /// Stops watching `tid` here: someone else (the agent) watches it from now on. A stall this watch had found on
+    /// it ends now.
+    func exclude(_ tid: Int32, now: UInt64) -> [AgentMessage] {
         excluded.insert(tid)
-        watchers[tid] = nil
+        guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
+        matched.formUnion(selectors.filter { $0.matches(tid: tid, name: names[tid], pid: pid) })
+        return watcher.gone(at: now)
     }
 
     /// Runs what is due at `now`: a new look at the thread list, and the samples due.
@@ -122,7 +125,7 @@ final class ThreadWatchSet {
             matched.formUnion(picking)
             watchers[tid] = ExternalWatcher(
                 pid: pid, tid: tid, threshold: settings.thresholdNanoseconds, count: settings.count,
-                maxSamples: settings.maxSamples, now: now, numbering: numbering)
+                maxSamples: settings.maxSamples, now: now, identifiers: identifiers)
         }
         return messages
     }

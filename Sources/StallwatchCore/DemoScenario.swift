@@ -23,6 +23,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case hiccups
     case baseline
     case eventLoops = "event-loops"
+    case loopThread = "loop-thread"
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
     public var summary: String {
@@ -43,6 +44,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
         case .baseline: "Short work only; no stall expected."
         case .eventLoops: "NIO-named epoll loops: a blocking and a CPU handler."
+        case .loopThread: "CPU work in a timer on a resident run-loop thread."
         }
     }
 
@@ -66,6 +68,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .hiccups: nil
         case .baseline: nil
         case .eventLoops: Self.eventLoopBlockingCulprit
+        case .loopThread: "TelemetryUploader.compressBatch"
         }
     }
 
@@ -75,7 +78,16 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     public static let eventLoopCPUCulprit = "ResponseEncoder.compressBody"
 
     /// Threads a user must select to see this scenario's stalls (`--thread`); nil for the main thread's.
-    public var threadSelector: String? { self == .eventLoops ? "NIO-ELT-*" : nil }
+    public var threadSelector: String? {
+        switch self {
+        case .eventLoops: "NIO-ELT-*"
+        case .loopThread: Self.loopThreadName
+        default: nil
+        }
+    }
+
+    /// `loop-thread`: the name of the resident run-loop thread.
+    public static let loopThreadName = "heartbeat"
 
     /// What the scenario does, in a sentence, as `stallwatch-demo --list` shows it.
     public var behaviour: String {
@@ -103,6 +115,9 @@ public enum DemoScenario: String, CaseIterable, Sendable {
             "three epoll loop threads named as SwiftNIO names them (NIO-ELT-0-#0, #1, #2) while the main thread waits"
                 + " in pthread_join; odd stalls block a handler on #1 in usleep, even ones burn CPU in a handler on #2"
                 + " (watch with --thread 'NIO-ELT-*')"
+        case .loopThread:
+            "a resident thread named heartbeat runs its own RunLoop with a repeating timer whose callback burns CPU"
+                + " at each stall, while the main run loop stays responsive (watch with --thread heartbeat)"
         }
     }
 }

@@ -100,7 +100,7 @@ import Testing
     @Test func aThreadThatExitsMidStallEndsItsStall() throws {
         let watcher = ExternalWatcher(
             pid: 42, tid: 45, threshold: threshold, count: 3, maxSamples: 10, now: 0,
-            numbering: StallNumbering(after: 1000))
+            identifiers: StallIdentifiers(after: 1000))
         var messages: [AgentMessage] = []
         for (index, reading) in [Self.idle, Self.busy, Self.busy, Self.busy, Self.busy].enumerated() {
             messages += watcher.observe(reading, at: UInt64(index) * threshold)
