@@ -123,8 +123,9 @@ extension RunLoopObservers {
     }
 }
 
-private func publishLoopThreadFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?)
-{
+private func publishLoopThreadFirst(
+    _: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?
+) {
     guard let info else { return }
     let thread = Unmanaged<LoopThread>.fromOpaque(info).takeUnretainedValue()
     switch activity {

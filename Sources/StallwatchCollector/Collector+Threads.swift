@@ -11,7 +11,8 @@ extension Collector {
         // Under an agent, its stalls are numbered from 1: the ones found from /proc are numbered apart.
         threadWatches[pid] = ThreadWatchSet(
             pid: pid, selectors: selectors, settings: settings, excluding: agentWatchesMain ? [pid] : [],
-            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), now: monotonicNow())
+            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), now: monotonicNow()
+        )
     }
 
     /// Stall numbers of threads watched from `/proc` beside an agent start after this.

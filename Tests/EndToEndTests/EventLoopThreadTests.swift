@@ -103,6 +103,77 @@ import Testing
         #expect(abs(duration - 700) <= 160, "reported \(duration) ms for a 700 ms burn")
     }
 
+    /// A resident thread with its own RunLoop: watched through the agent's observers, exactly, as the main loop is.
+    @Test func aResidentRunLoopThreadIsWatchedByTheAgent() throws {
+        let arguments = ["--scenario", "loop-thread", "--stalls", "2", "--duration", "500ms"]
+        // The demo command watches the scenario's thread by itself (`--thread heartbeat`).
+        let result = try runStallwatch(
+            ["demo", "--scenario", "loop-thread", "--format", "json", "--"] + arguments.dropFirst(2))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let truth = result.groundTruth
+        let stalls = try result.stalls
+        #expect(truth.count == 2 && stalls.count == 2, "no main-thread stall: \(result.stdout)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.tid == actual.tid)
+            #expect(stall.threadName == "heartbeat")
+            #expect(stall.mode == nil, "the agent's exact transitions, not /proc")
+            #expect(stall.activity == "afterWaiting")
+            #expect(stall.callout == "timer")
+            #expect(stall.culprit?.symbol?.contains("TelemetryUploader.compressBatch") == true)
+            let duration = try #require(stall.durationMs.value)
+            #expect(duration >= actual.durationMs - 5 && duration <= actual.durationMs + 30)
+        }
+        // The same program watched as before --thread: its main loop never stalls, so nothing is reported.
+        let mainOnly = try runStallwatch(["run", "--format", "json", "--", Products.demo] + arguments)
+        #expect(mainOnly.status == 0)
+        #expect(mainOnly.groundTruth.count == 2)
+        #expect(try mainOnly.stalls.isEmpty, "stdout: \(mainOnly.stdout)")
+    }
+
+    /// A loop thread that starts while stallwatch is already attached is picked up.
+    @Test func aThreadCreatedAfterTheStartIsPickedUp() throws {
+        let source = """
+            #define _GNU_SOURCE
+            #include <pthread.h>
+            #include <stdio.h>
+            #include <sys/epoll.h>
+            #include <time.h>
+            #include <unistd.h>
+            static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+            __attribute__((noinline)) static void late_handler(double end) { volatile unsigned long x = 0; while (now() < end) x++; }
+            static void *loop(void *unused) {
+                pthread_setname_np(pthread_self(), "late-loop");
+                int epoll = epoll_create1(0);
+                struct epoll_event event;
+                epoll_wait(epoll, &event, 1, 500);
+                late_handler(now() + 0.6);
+                epoll_wait(epoll, &event, 1, 500);
+                return 0;
+            }
+            int main(void) {
+                fprintf(stderr, "ready\\n");
+                sleep(2);
+                pthread_t thread; pthread_create(&thread, 0, loop, 0); pthread_join(thread, 0);
+                return 0;
+            }
+            """
+        let built = try compile(source, language: "c", output: "late-loop", extraArguments: ["-g", "-O1", "-pthread"])
+        let program = Process()
+        program.executableURL = built.appendingPathComponent("late-loop")
+        program.standardError = FileHandle.nullDevice
+        try program.run()
+        defer { if program.isRunning { program.terminate() } }
+        let result = try runStallwatch([
+            "attach", "--thread", "late-*", "--format", "json", String(program.processIdentifier),
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let stalls = try result.stalls
+        #expect(stalls.count == 1, "stdout: \(result.stdout)")
+        #expect(stalls.first?.threadName == "late-loop")
+        #expect(stalls.first?.symbols.contains { $0.contains("late_handler") } == true)
+        #expect(try result.stalls.allSatisfy { $0.tid != $0.pid })
+    }
+
     @Test func aSelectorMatchingNothingIsSaidOnce() throws {
         let result = try runStallwatch([
             "run", "--thread", "no-such-*", "--format", "json", "--", Products.demo, "--scenario", "baseline",
