@@ -204,6 +204,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - hiccups
                   - baseline
                   - event-loops
+                  - loop-thread
                 """
         )
         #expect(error?.topic == .demo)
