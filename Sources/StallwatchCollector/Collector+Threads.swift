@@ -35,10 +35,11 @@ extension Collector {
         }
     }
 
+    /// At the watch's end: says which selectors never matched.
     func finishThreadWatches(now: UInt64) {
         for pid in threadWatches.keys.sorted() {
+            // Stalls still in progress stay unfinished, as the agent's do when a watch ends.
             guard let watch = threadWatches[pid] else { continue }
-            for message in watch.finish(now: now) { handle(message, fromProc: true) }
             noteUnmatched(watch.unmatchedSelectors, pid: pid, final: true)
         }
     }

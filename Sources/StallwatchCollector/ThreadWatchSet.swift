@@ -85,6 +85,11 @@ final class ThreadWatchSet {
 
     /// Runs what is due at `now`: a new look at the thread list, and the samples due.
     func step(now: UInt64) -> [AgentMessage] {
+        // The process is gone (or a zombie, not yet reaped): its stalls stay unfinished, as the watch's end leaves
+        // them; only a thread that exits while its process lives ends its stall.
+        guard let state = ThreadInspector.statFields(pid: pid, tid: pid)?.first, state != "Z", state != "X" else {
+            return []
+        }
         var messages: [AgentMessage] = []
         if now >= nextScan {
             nextScan = now + settings.thresholdNanoseconds
@@ -99,11 +104,6 @@ final class ThreadWatchSet {
             }
         }
         return messages
-    }
-
-    /// Ends every stall in progress: the process is gone, or the watch is over.
-    func finish(now: UInt64) -> [AgentMessage] {
-        watchers.values.flatMap { $0.gone(at: now) }
     }
 
     /// Reads the thread list: new threads that match get a watcher, gone ones lose theirs.
