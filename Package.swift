@@ -94,7 +94,9 @@ let package = Package(
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
         .executableTarget(
             name: "stallwatch-bench",
-            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
+            dependencies: [
+                "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols", "CStallwatchSystem",
+            ]
         ),
         // What several test targets share: child processes to capture, the Decodable types of the JSON records.
         .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),

@@ -57,7 +57,7 @@ final class ExternalWatcher {
         nextWake += threshold
         // Behind schedule (a long capture): sample again one threshold from now rather than in a burst.
         if nextWake <= now { nextWake = now + threshold }
-        guard let state = ThreadInspector.state(pid: pid, tid: tid) else { return nil }
+        guard let state = ThreadInspector.state(pid: pid, tid: tid, waitChannelAlways: false) else { return nil }
         return observe(state, at: now)
     }
 

@@ -4,8 +4,8 @@ import StallwatchCore
 
 /// Watches from `/proc` every thread of a process that the selectors pick and nobody else watches.
 ///
-/// The task directory is read again every threshold, so a loop thread started later, or a pool that grows, is picked
-/// up within one threshold; a thread's name is read again until it matches, because a new thread carries its
+/// The task directory is read again every ``scanInterval`` (or every threshold, if longer), so a loop thread started
+/// later, or a pool that grows, is picked up within it; a thread's name is read again until it matches, because a new thread carries its
 /// creator's name until it names itself. A thread that exits is dropped, and a stall it was in ends when it was last
 /// seen.
 final class ThreadWatchSet {
@@ -57,6 +57,10 @@ final class ThreadWatchSet {
     /// Selectors that have matched no thread so far.
     var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
 
+    /// How often the task list is read again, at the least (a longer threshold reads it every threshold): a thread
+    /// that appears is picked up within it.
+    static let scanInterval: UInt64 = 250_000_000
+
     /// How long a selector may match nothing before the user is told: a program starts its loop threads during its
     /// set-up, and a new thread takes its name a moment after it starts.
     static let matchGrace: UInt64 = 1_000_000_000
@@ -92,7 +96,7 @@ final class ThreadWatchSet {
         }
         var messages: [AgentMessage] = []
         if now >= nextScan {
-            nextScan = now + settings.thresholdNanoseconds
+            nextScan = now + max(settings.thresholdNanoseconds, Self.scanInterval)
             messages += scan(now: now)
         }
         for tid in watchers.keys.sorted() {

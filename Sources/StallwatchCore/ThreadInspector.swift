@@ -11,12 +11,17 @@ public enum ThreadInspector {
     ///
     /// Read it before stopping the thread: a ptrace stop changes the state to `t`. The syscall file needs
     /// ptrace permission; `wchan` does not, and stands in for it.
-    public static func state(pid: Int32, tid: Int32) -> ThreadState? {
+    /// - Parameter waitChannelAlways: read `wchan` even when `syscall` names the call (reports show both); without it,
+    ///   only where `syscall` is unreadable, which saves a read per sample when many threads are watched.
+    public static func state(pid: Int32, tid: Int32, waitChannelAlways: Bool = true) -> ThreadState? {
         guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
         guard state != "R" else { return ThreadState(state: state) }
         let directory = "/proc/\(pid)/task/\(tid)"
         // `running` while on a CPU, `-1 …` when not in a system call: no name either way.
         let syscall = FileBytes.text(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
+        guard waitChannelAlways || syscall == nil else {
+            return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name))
+        }
         let waitChannel = FileBytes.text(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
         return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name), waitChannel: waitChannel)
     }

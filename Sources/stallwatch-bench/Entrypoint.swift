@@ -31,6 +31,8 @@ enum StallwatchBench {
                 case .tightLoop: TightLoop.run(seconds: options.seconds, driver: .coreFoundation)
                 case .tightLoopFoundation: TightLoop.run(seconds: options.seconds, driver: .foundation)
                 case .realistic: RealisticLoop.run(seconds: options.seconds)
+                case .tightLoopThread: TightLoop.runOnThread(seconds: options.seconds)
+                case .idleLoops: IdleLoops.run(seconds: options.seconds)
                 }
             BenchOutput.line(result.line)
         case .gapTarget(let seconds):

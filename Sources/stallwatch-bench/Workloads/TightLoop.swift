@@ -4,6 +4,7 @@
 // costs shows up at full size. CoreFoundation is used directly, as a user program may.
 import CoreFoundation
 import Foundation
+import Synchronization
 
 enum TightLoop {
     /// How the loop is driven.
@@ -17,7 +18,28 @@ enum TightLoop {
         case foundation
     }
 
-    /// Runs the main run loop for `seconds` with the source always pending and counts how often it fired.
+    /// The name of the thread ``runOnThread(seconds:)`` runs its loop on, for `--thread`.
+    static let threadName = "bench-loop"
+
+    /// The same loop on a thread of its own (named ``threadName``), while the main thread only waits for it: what
+    /// watching a loop other than the main one costs it.
+    static func runOnThread(seconds: Double) -> WorkloadResult {
+        let result = Mutex<WorkloadResult?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            // Named from the thread itself, Foundation names the kernel thread (its comm) too.
+            Thread.current.name = threadName
+            let measured = run(seconds: seconds, driver: .coreFoundation)
+            result.withLock { $0 = measured }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return result.withLock { $0 } ?? WorkloadResult(count: 0, elapsedNanoseconds: 1, cpuNanoseconds: 1)
+    }
+
+    /// Runs the calling thread's run loop for `seconds` with the source always pending and counts how often it
+    /// fired. Times the calling thread's CPU.
     static func run(seconds: Double, driver: Driver) -> WorkloadResult {
         let state = SourceState()
         var context = CFRunLoopSourceContext()
@@ -29,13 +51,13 @@ enum TightLoop {
         }
         let source = CFRunLoopSourceCreate(kCFAllocatorDefault, 0, &context)
         state.source = source
-        CFRunLoopAddSource(CFRunLoopGetMain(), source, kCFRunLoopCommonModes)
+        CFRunLoopAddSource(CFRunLoopGetCurrent(), source, kCFRunLoopCommonModes)
         CFRunLoopSourceSignal(source)
 
         let result = WorkloadResult.measure {
             switch driver {
             case .coreFoundation: CFRunLoopRunInMode(kCFRunLoopDefaultMode, seconds, false)
-            case .foundation: RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds))
+            case .foundation: RunLoop.current.run(until: Date(timeIntervalSinceNow: seconds))
             }
             return state.count
         }
@@ -43,7 +65,8 @@ enum TightLoop {
         return result
     }
 
-    /// The source's counter, reached from its C callback through the context's `info` pointer; main thread only.
+    /// The source's counter, reached from its C callback through the context's `info` pointer; the loop's thread
+    /// only.
     private final class SourceState {
         var count: UInt64 = 0
         var source: CFRunLoopSource?
