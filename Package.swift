@@ -122,7 +122,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StallwatchAgentTests",
-            dependencies: ["CStallwatchAgentSupport", "StallwatchCore", "StallwatchTestSupport"]
+            dependencies: [
+                "CStallwatchAgentSupport", "StallwatchAgent", "StallwatchCore", "StallwatchTestSupport",
+                "CStallwatchSystem",
+            ]
         ),
         .testTarget(
             name: "StallwatchSymbolsTests",

@@ -29,6 +29,7 @@ final class LoopThreadWatch {
 
     /// Takes the readings due at `now`, and notices threads that appeared or exited since the last wake.
     func step(now: UInt64) {
+        LoopThreads.pickCandidates(now: now)
         for thread in LoopThreads.current() where watched[ObjectIdentifier(thread)] == nil {
             watched[ObjectIdentifier(thread)] = Watched(
                 thread: thread,

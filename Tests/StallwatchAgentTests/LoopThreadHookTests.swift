@@ -2,12 +2,11 @@
 // offered to the hook once, without any code of its own, and the hook hears of its exit.
 import CStallwatchAgentSupport
 import Foundation
-import StallwatchCore
 import Synchronization
 import Testing
 
 /// The thread the test watches for (others of this process run loops too), and what the hooks saw of it.
-private let wantedName = "hook-test-loop"
+private let wantedTid = Atomic<Int32>(0)
 private let startedCalls = Atomic<Int>(0)
 private let exitedCalls = Atomic<Int>(0)
 private let startedTid = Atomic<Int32>(0)
@@ -18,8 +17,7 @@ nonisolated(unsafe) private let token = UnsafeMutableRawPointer(bitPattern: 0x51
     @Test func aThreadIsOfferedOnceWhenItFirstRunsItsLoopAndForgottenAtItsExit() throws {
         sw_agent_set_loop_thread_hooks(
             { _ in
-                let name = ThreadInspector.name(pid: getpid(), tid: sw_agent_gettid())
-                guard name == wantedName else { return nil }
+                guard sw_agent_gettid() == wantedTid.load(ordering: .acquiring) else { return nil }
                 startedCalls.add(1, ordering: .relaxed)
                 startedTid.store(sw_agent_gettid(), ordering: .relaxed)
                 return token
@@ -30,8 +28,7 @@ nonisolated(unsafe) private let token = UnsafeMutableRawPointer(bitPattern: 0x51
         let done = DispatchSemaphore(value: 0)
         let runTid = Atomic<Int32>(0)
         let thread = Thread {
-            // Set from the thread itself, Foundation names the kernel thread too (its comm).
-            Thread.current.name = wantedName
+            wantedTid.store(sw_agent_gettid(), ordering: .releasing)
             runTid.store(sw_agent_gettid(), ordering: .relaxed)
             // Foundation's RunLoop, several runs: each goes through CFRunLoopRunSpecific.
             let timer = Timer(fire: Date().addingTimeInterval(0.01), interval: 0.01, repeats: true) { _ in }

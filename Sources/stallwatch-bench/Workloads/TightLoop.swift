@@ -2,6 +2,7 @@
 //
 // The worst case for a watcher: every iteration is nearly all run-loop bookkeeping, so whatever an observer
 // costs shows up at full size. CoreFoundation is used directly, as a user program may.
+import CStallwatchSystem
 import CoreFoundation
 import Foundation
 import Synchronization
@@ -27,8 +28,8 @@ enum TightLoop {
         let result = Mutex<WorkloadResult?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            // Named from the thread itself, Foundation names the kernel thread (its comm) too.
-            Thread.current.name = threadName
+            // The kernel's name (comm), which --thread matches: Foundation's `Thread.name` does not always reach it.
+            _ = sw_set_thread_name(threadName)
             let measured = run(seconds: seconds, driver: .coreFoundation)
             result.withLock { $0 = measured }
             done.signal()
