@@ -43,11 +43,14 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     }
     if (!thread_seen) {
         sw_loop_thread_started_fn hook = atomic_load(&started_hook);
-        // The main thread's loop has its own observers; a thread is offered once, once a hook is there to take it.
-        if (hook != NULL && sw_agent_gettid() != getpid()) {
+        // A thread is offered once, once a hook is there to take it; the main thread's loop has observers of its own,
+        // and is only marked seen, so that its later runs (every iteration of a RunLoop.run loop) cost no gettid.
+        if (hook != NULL) {
             thread_seen = 1;
-            void *watched = hook(loop);
-            if (watched != NULL) (void)pthread_setspecific(exit_key, watched);
+            if (sw_agent_gettid() != getpid()) {
+                void *watched = hook(loop);
+                if (watched != NULL) (void)pthread_setspecific(exit_key, watched);
+            }
         }
     }
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.

@@ -5,9 +5,9 @@ import StallwatchCore
 /// Watches from `/proc` every thread of a process that the selectors pick and nobody else watches.
 ///
 /// The task directory is read again every ``scanInterval`` (or every threshold, if longer), so a loop thread started
-/// later, or a pool that grows, is picked up within it; a thread's name is read again until it matches, because a new thread carries its
-/// creator's name until it names itself. A thread that exits is dropped, and a stall it was in ends when it was last
-/// seen.
+/// later, or a pool that grows, is picked up within it; a thread's name is read again until it matches, because a new
+/// thread carries its creator's name until it names itself. A thread that exits is dropped, and a stall it was in
+/// ends when it was last seen.
 final class ThreadWatchSet {
     /// A thread picked but not watched as an event loop, and why: for the summary.
     struct Unwatched: Equatable {
@@ -50,9 +50,6 @@ final class ThreadWatchSet {
 
     /// When the set must run next.
     var nextWake: UInt64 { watchers.values.map(\.nextWake).min().map { min($0, nextScan) } ?? nextScan }
-
-    /// The tids watched now.
-    var watchedThreads: [Int32] { watchers.keys.sorted() }
 
     /// Selectors that have matched no thread so far.
     var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
