@@ -28,9 +28,10 @@ public final class StallMonitor: @unchecked Sendable {
         /// Observe the run loop, ping the main queue, or the run loop and pings for a program that has none.
         public var strategy: WatchStrategy
         /// Which threads' run loops to watch, as `--thread` says it: `.main` (the default), `.all`, names or tids.
-        /// A thread other than the main one is watched from its first run of its run loop after ``start(_:handler:)``;
-        /// in library mode only run loops are watched (an epoll loop of its own is watched from outside, by
-        /// `stallwatch run` or `attach`).
+        /// A thread other than the main one is watched from its first run of its run loop after ``start(_:handler:)``,
+        /// found through the agent's `CFRunLoopRunSpecific`, which needs to come before libFoundation's in the
+        /// loader's search order (see docs/how-it-works.md); in library mode only run loops are watched (an epoll
+        /// loop of its own is watched from outside, by `stallwatch run` or `attach`).
         public var threads: [ThreadSelector]
 
         public init(
