@@ -10,6 +10,8 @@ import StallwatchCore
 /// whole run: it is no event loop, and must not be reported as one endless stall.
 enum EventLoopPool {
     static let loopCount = 3
+    /// Added to the timeline's lead-in before the first stall.
+    static let extraLeadIn: Duration = .milliseconds(700)
     /// The names SwiftNIO gives the loops of its first `MultiThreadedEventLoopGroup`.
     static func name(ofLoop index: Int) -> String { "NIO-ELT-0-#\(index)" }
 
@@ -31,9 +33,11 @@ enum EventLoopPool {
             else { continue }
             threads.append(thread)
         }
-        // The scheduler: odd stalls on loop #1 (a handler that blocks), even ones on loop #2 (one that burns CPU).
-        let starts = timeline.stallIndices.map(timeline.start(ofStall:))
-        BackgroundTimeline.start(named: "loop-scheduler", at: starts + [timeline.end]) { position in
+        // The scheduler: odd stalls on loop #1 (a handler that blocks), even ones on loop #2 (one that burns CPU). Later
+        // than the timeline says: from outside, a loop is watched only once seen at rest, so `stallwatch attach` must
+        // have had a look at the loops before the first stall.
+        let starts = timeline.stallIndices.map { timeline.start(ofStall: $0) + Self.extraLeadIn }
+        BackgroundTimeline.start(named: "loop-scheduler", at: starts + [timeline.end + Self.extraLeadIn]) { position in
             if position > starts.count {
                 for loop in loops { loop.wake(with: EventLoop.quit) }
             } else {
