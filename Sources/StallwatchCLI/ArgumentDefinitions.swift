@@ -146,7 +146,7 @@ enum ArgumentDefinitions {
         valueName: "selector",
         abstract: "Which threads' event loops to watch, repeatable: main, all (every thread seen waiting in an"
             + " event loop), a name glob on the thread's name ('NIO-ELT-*'), or a tid. Threads that appear later"
-            + " are picked up. (default: main)"
+            + " are picked up; budgets count the stalls of every watched thread. (default: main)"
     )
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()
