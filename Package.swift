@@ -111,7 +111,10 @@ let package = Package(
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
-        .testTarget(name: "StallwatchCollectorTests", dependencies: ["StallwatchCollector", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchCollectorTests",
+            dependencies: ["StallwatchCollector", "StallwatchCore", "StallwatchTestSupport"]
+        ),
         .testTarget(
             name: "StallwatchReportTests",
             dependencies: ["StallwatchReport", "StallwatchCore", "StallwatchTestSupport"]
