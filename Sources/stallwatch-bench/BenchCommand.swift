@@ -14,6 +14,8 @@ enum BenchCommand {
         case tightLoop = "tight-loop"
         case tightLoopFoundation = "tight-loop-foundation"
         case realistic
+        case tightLoopThread = "tight-loop-thread"
+        case idleLoops = "idle-loops"
     }
 
     static let helpText = """
@@ -24,17 +26,21 @@ enum BenchCommand {
                stallwatch-bench WORKLOAD [--seconds S | --iterations N] [--classic | --empty-observers]
                stallwatch-bench gap-target [--seconds S]
 
-        WORKLOAD is tight-loop, tight-loop-foundation or realistic; each prints one line,
+        WORKLOAD is tight-loop, tight-loop-foundation, realistic, tight-loop-thread or idle-loops; each prints one
+        line,
           stallwatch-bench: count=N elapsed_ns=N cpu_ns=N
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, instructions, detection, capture, stack, memory, soak, report; the default is
-                        all of them.
+                        overhead, instructions, loops, detection, capture, stack, memory, soak, report; the default
+                        is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
                         The same, run by RunLoop.run(until:): every iteration also enters and exits the loop.
+          tight-loop-thread
+                        The tight loop on a thread of its own, named bench-loop, while the main thread waits.
+          idle-loops    16 epoll loop threads named NIO-ELT-0-#0 to #15, at rest for S seconds.
           realistic     Count the callbacks of two 1 kHz timers and the blocks a background thread posts to the
                         main queue at 2 kHz, each doing about 15 µs of work.
           gap-target    Spin in a timer callout for S seconds (SIGUSR1 ends it early), then print every gap
@@ -131,7 +137,7 @@ struct WorkloadOptions {
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
-        case overhead, instructions, detection, capture, stack, memory, soak, report
+        case overhead, instructions, loops, detection, capture, stack, memory, soak, report
     }
 
     var rounds = 5

@@ -33,6 +33,8 @@ enum StallwatchBench {
                 case .tightLoopFoundation:
                     TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .foundation)
                 case .realistic: RealisticLoop.run(seconds: options.seconds, units: options.iterations)
+                case .tightLoopThread: TightLoop.runOnThread(seconds: options.seconds)
+                case .idleLoops: IdleLoops.run(seconds: options.seconds)
                 }
             BenchOutput.line(result.line)
         case .gapTarget(let seconds):
