@@ -19,10 +19,21 @@ final class ActivityBoard: Sendable {
     private let endProbeArmed = Atomic<Bool>(false)
     private let endProbeTime = Atomic<UInt64>(0)
 
-    /// The loop thread's own state: the running sequence and the last timestamp (to keep stamps monotonic when the
-    /// coarse clock lags the precise one).
-    nonisolated(unsafe) private var sequence: UInt64 = 0
-    nonisolated(unsafe) private var lastStamp: UInt64 = 0
+    /// The loop thread's own state: the running sequence, the last timestamp (to keep stamps monotonic when the
+    /// coarse clock lags the precise one) and when the current busy period began (0 while asleep).
+    private struct LoopState {
+        var sequence: UInt64 = 0
+        var lastStamp: UInt64 = 0
+        var busySince: UInt64 = 0
+    }
+
+    /// Behind a pointer, never freed: a class's stored `var`s are checked for exclusive access at run time, a
+    /// pointee is not, and these are read and written on every transition by their thread alone.
+    nonisolated(unsafe) private let loop: UnsafeMutablePointer<LoopState> = {
+        let state = UnsafeMutablePointer<LoopState>.allocate(capacity: 1)
+        state.initialize(to: LoopState())
+        return state
+    }()
 
     /// Busy periods (waking or entering to going to sleep), counted per ``LatencyHistogram`` bucket; the main loop's
     /// only (the summary's busy periods are the main run loop's). Only atomics are reached through the pointer, which
@@ -30,8 +41,6 @@ final class ActivityBoard: Sendable {
     nonisolated(unsafe) private let busyPeriods: UnsafeMutablePointer<Atomic<UInt64>>?
     /// The longest busy period so far, exactly (written by the loop thread only).
     private let longestBusyPeriod = Atomic<UInt64>(0)
-    /// The loop thread's own state: when the current busy period began (0 while asleep).
-    nonisolated(unsafe) private var busySince: UInt64 = 0
 
     init(keepsBusyPeriods: Bool) {
         guard keepsBusyPeriods else {
@@ -47,13 +56,14 @@ final class ActivityBoard: Sendable {
     @inline(__always)
     func publish(_ phase: LoopPhase, mode: UInt8 = 0, precise: Bool) {
         let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
-        let stamp = max(now, lastStamp)
-        lastStamp = stamp
+        let stamp = max(now, loop.pointee.lastStamp)
+        loop.pointee.lastStamp = stamp
         // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep; both ends
         // read the precise clock.
         if let busyPeriods {
             switch phase {
             case .sleeping:
+                let busySince = loop.pointee.busySince
                 if busySince != 0, now > busySince {
                     let period = now - busySince
                     busyPeriods[LatencyHistogram.index(forNanoseconds: period)].add(1, ordering: .relaxed)
@@ -61,14 +71,14 @@ final class ActivityBoard: Sendable {
                         longestBusyPeriod.store(period, ordering: .relaxed)
                     }
                 }
-                busySince = 0
-            default: if precise, phase.isBusy, busySince == 0 { busySince = now }
+                loop.pointee.busySince = 0
+            default: if precise, phase.isBusy, loop.pointee.busySince == 0 { loop.pointee.busySince = now }
             }
         }
-        sequence &+= 1
+        loop.pointee.sequence &+= 1
         word.store(
-            PackedActivity.pack(sequence: sequence, phase: phase, timestamp: stamp, mode: mode), ordering: .relaxed
-        )
+            PackedActivity.pack(sequence: loop.pointee.sequence, phase: phase, timestamp: stamp, mode: mode),
+            ordering: .relaxed)
         if endProbeArmed.load(ordering: .relaxed) {
             endProbeArmed.store(false, ordering: .relaxed)
             endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)

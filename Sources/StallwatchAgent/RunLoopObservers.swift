@@ -22,13 +22,33 @@ enum RunLoopObservers {
     ]
     static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
-    /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``).
+    /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``), publishing to
+    /// ``ActivityBoard/shared``.
     static func make() -> [CFRunLoopObserver] {
-        [
-            CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, nil),
-            CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, nil),
+        var context = CFRunLoopObserverContext(
+            version: 0, info: UnsafeMutableRawPointer(MainLoopPublisher.shared), retain: nil, release: nil,
+            copyDescription: nil)
+        return [
+            CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
+            CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, &context),
         ].compactMap { $0 }
     }
+}
+
+/// What the main loop's observers reach through their `info` pointer, so that a transition touches no global: each
+/// global or class property access costs a lazy-initialization check or a run-time exclusivity check, and the hot
+/// path is the main thread's, on every loop iteration.
+struct MainLoopPublisher {
+    /// Where the main thread is among nested and pumped loops.
+    var nesting = RunLoopNesting()
+    let board: Unmanaged<ActivityBoard>
+
+    /// Allocated once and never freed: observers of any monitor started in the process point at it.
+    nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
+        let publisher = UnsafeMutablePointer<MainLoopPublisher>.allocate(capacity: 1)
+        publisher.initialize(to: MainLoopPublisher(board: .passUnretained(ActivityBoard.shared)))
+        return publisher
+    }()
 }
 
 /// Adds the observers (and `--fps`'s frame tick) to the main run loop once the program has made that loop, and to
@@ -161,34 +181,39 @@ final class MainLoopObservation: @unchecked Sendable {
     }
 }
 
-/// Main-thread state: where the thread is among nested and pumped loops.
-nonisolated(unsafe) private var nesting = RunLoopNesting()
-
-private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
+private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
+    guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
     switch activity {
-    case .beforeSources: publish(.beforeSources, precise: false)
-    case .afterWaiting: publish(.afterWaiting, precise: true)
-    case .beforeWaiting: publish(.beforeWaiting, precise: true)
-    case .entry: publish(.entry, precise: true)
-    case .exit: publish(.exit, precise: true)
+    case .beforeSources: publish(.beforeSources, precise: false, publisher)
+    case .afterWaiting: publish(.afterWaiting, precise: true, publisher)
+    case .beforeWaiting: publish(.beforeWaiting, precise: true, publisher)
+    case .entry: publish(.entry, precise: true, publisher)
+    case .exit: publish(.exit, precise: true, publisher)
     default: break
     }
 }
 
-private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _: UnsafeMutableRawPointer?) {
-    publish(.sleeping, precise: true)
+private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
+    guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
+    publish(.sleeping, precise: true, publisher)
 }
 
 /// Moves the nesting model and publishes where it says the thread is. Only `entry` (and a repair, rare) asks
 /// CoreFoundation for the current mode; the hot `beforeSources` costs one relaxed load more than before.
 @inline(__always)
-private func publish(_ activity: RunLoopNesting.Activity, precise: Bool) {
+private func publish(
+    _ activity: RunLoopNesting.Activity, precise: Bool, _ publisher: UnsafeMutablePointer<MainLoopPublisher>
+) {
     if activity != .entry, activity != .exit {
         let repair =
             RunLoopModes.modesChanged.load(ordering: .relaxed)
             && RunLoopModes.modesChanged.exchange(false, ordering: .acquiring)
-        if repair || nesting.needsMode(for: activity) { nesting.resynchronize(mode: RunLoopModes.currentIndex()) }
+        if repair || publisher.pointee.nesting.needsMode(for: activity) {
+            publisher.pointee.nesting.resynchronize(mode: RunLoopModes.currentIndex())
+        }
     }
-    let state = nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
-    ActivityBoard.shared.publish(state.phase, mode: state.mode, precise: precise)
+    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
+    publisher.pointee.board._withUnsafeGuaranteedRef { board in
+        board.publish(state.phase, mode: state.mode, precise: precise)
+    }
 }
