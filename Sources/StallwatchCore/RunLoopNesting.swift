@@ -22,6 +22,7 @@ public struct RunLoopNesting: Sendable {
         public var phase: LoopPhase
         public var mode: UInt8
 
+        @inlinable
         public init(phase: LoopPhase, mode: UInt8) {
             self.phase = phase
             self.mode = mode
@@ -33,9 +34,13 @@ public struct RunLoopNesting: Sendable {
         case entry, beforeSources, beforeWaiting, sleeping, afterWaiting, exit
     }
 
-    public private(set) var state = State(phase: .notStarted, mode: 0)
+    /// Where the thread is now.
+    public var state: State { current }
+    // Inlinable, with their stored state: they run on the watched thread at every run-loop transition, and a call
+    // into this module costs more than their work.
+    @usableFromInline var current = State(phase: .notStarted, mode: 0)
     /// The states to restore, outermost first: one per loop the thread is inside.
-    private var outer: [State] = []
+    @usableFromInline var outer: [State] = []
 
     public init() {
         outer.reserveCapacity(8)
@@ -46,34 +51,35 @@ public struct RunLoopNesting: Sendable {
 
     /// Whether the next activity needs ``resynchronize(mode:)`` first: a loop is reporting though no entry was
     /// seen (the observers came after its entry).
+    @inlinable
     public func needsMode(for activity: Activity) -> Bool {
         activity != .entry && activity != .exit && outer.isEmpty
     }
 
     /// Applies one activity; `mode` is the loop's mode for `entry` (ignored otherwise).
-    @discardableResult
+    @discardableResult @inlinable
     public mutating func apply(_ activity: Activity, mode: UInt8 = 0) -> State {
         switch activity {
         case .entry:
-            outer.append(state)
-            state = State(phase: .entry, mode: mode)
+            outer.append(current)
+            current = State(phase: .entry, mode: mode)
         case .exit:
             // An exit with no entry on record (missed) leaves the thread outside every loop it is known to be in.
             let restored = outer.popLast()
-            state = outer.isEmpty || restored == nil ? State(phase: .outsideLoop, mode: 0) : restored!
-        case .beforeSources: state.phase = .beforeSources
-        case .beforeWaiting: state.phase = .beforeWaiting
-        case .sleeping: state.phase = .sleeping
-        case .afterWaiting: state.phase = .afterWaiting
+            current = outer.isEmpty || restored == nil ? State(phase: .outsideLoop, mode: 0) : restored!
+        case .beforeSources: current.phase = .beforeSources
+        case .beforeWaiting: current.phase = .beforeWaiting
+        case .sleeping: current.phase = .sleeping
+        case .afterWaiting: current.phase = .afterWaiting
         }
-        return state
+        return current
     }
 
     /// Repairs the stack when the loop reports `mode` as current: if it is not the mode of the loop on record,
     /// a loop in `mode` was entered unseen inside it (or, at depth 0, before the observers existed).
     public mutating func resynchronize(mode: UInt8) {
-        guard outer.isEmpty || mode != state.mode else { return }
-        outer.append(state)
-        state.mode = mode
+        guard outer.isEmpty || mode != current.mode else { return }
+        outer.append(current)
+        current.mode = mode
     }
 }
