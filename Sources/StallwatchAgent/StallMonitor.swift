@@ -191,9 +191,13 @@ final class HandlerSink: StallSink {
         if capture.addresses.isEmpty {
             stall.noteCaptureFailure(capture.error)
         } else {
-            stall.add(
-                frames: symbolicator.symbolicate(capture.addresses, images: images), capturedAt: capture.capturedAt,
-                stoppedNanoseconds: capture.stoppedNanoseconds)
+            // The thread runs again: its task's async callers are read from the heap now, through reads that fail
+            // rather than fault.
+            let named = AsyncCallers.splice(
+                into: symbolicator.symbolicate(capture.addresses, images: images), hints: capture.asyncHints,
+                images: images, memory: ProcessMemory.current, symbolicator: symbolicator)
+            stall.add(frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
+            stall.noteStackProblem(named.error)
         }
         pending = stall
     }

@@ -46,10 +46,12 @@ struct MessageGate {
             return .stallEnded(pid: sender, identifier: identifier, endedAt: endedAt)
         case .busyPeriods(_, let buckets, let longest):
             return .busyPeriods(pid: sender, buckets: buckets, maxNanoseconds: longest)
-        case .inProcessSample(_, let identifier, let addresses, let capturedAt, let imageMap, let error):
+        case .inProcessSample(_, let identifier, let addresses, let contexts, let capturedAt, let imageMap, let error):
             guard capturedAt <= now &+ Self.clockSlack else { return nil }
             return .inProcessSample(
-                pid: sender, identifier: identifier, addresses: addresses, capturedAt: capturedAt, imageMap: imageMap,
+                pid: sender, identifier: identifier, addresses: addresses,
+                asyncContexts: AgentMessage.encodeAsyncContexts(AgentMessage.decodeAsyncContexts(contexts)),
+                capturedAt: capturedAt, imageMap: imageMap,
                 error: error.map { String($0.prefix(Self.longestText)) })
         case .frameRate(_, let start, let end, let frames, let dropped):
             guard start <= end, end <= now &+ Self.clockSlack, frames >= 0 else { return nil }

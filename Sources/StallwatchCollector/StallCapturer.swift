@@ -48,9 +48,12 @@ final class StallCapturer {
             let stack = try sampler.capture(pid: pid, tid: tid)
             reply(.captured(identifier: identifier))
             let images = self.images(for: &stall, covering: stack.addresses)
-            stall.assembler.add(
-                frames: symbolicator.symbolicate(stack.addresses, images: images), capturedAt: capturedAt,
-                stoppedNanoseconds: stack.stoppedNanoseconds)
+            // The thread runs again: the async callers are read from the heap now.
+            let named = AsyncCallers.splice(
+                into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
+                images: images, symbolicator: symbolicator)
+            stall.assembler.add(frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds)
+            stall.assembler.noteStackProblem(named.error)
         } catch {
             switch error {
             case .permissionDenied(let code):
@@ -71,7 +74,8 @@ final class StallCapturer {
 
     /// A stack the agent captured itself, with its image map the first time.
     func receiveInProcessSample(
-        _ stall: inout OpenStall, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?
+        _ stall: inout OpenStall, addresses: [UInt64], asyncHints: [AsyncContextHint], capturedAt: UInt64,
+        imageMap: String?, error: String?
     ) {
         let pid = stall.assembler.report.pid
         if let imageMap, let bytes = Data(base64Encoded: imageMap), var sent = ProcessImages(encoded: [UInt8](bytes)) {
@@ -85,7 +89,13 @@ final class StallCapturer {
         }
         let images = stall.images ?? ProcessImages.capture(pid: pid)
         stall.images = images
-        stall.assembler.add(frames: symbolicator.symbolicate(addresses, images: images), capturedAt: capturedAt)
+        // Read by the collector: reading the process's memory needs the permission ptrace needs, which the agent was
+        // asked to capture for want of, so the chain is found only where ptrace failed for another reason.
+        let named = AsyncCallers.splice(
+            into: symbolicator.symbolicate(addresses, images: images), hints: asyncHints, pid: pid, images: images,
+            symbolicator: symbolicator)
+        stall.assembler.add(frames: named.frames, capturedAt: capturedAt)
+        stall.assembler.noteStackProblem(named.error)
     }
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address
