@@ -110,3 +110,29 @@ public enum AsyncChain {
 
     private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }
+
+/// Names of Swift async functions as frames show them.
+public enum AsyncFunction {
+    /// Whether a name is an async function's resume partial function (`(2) suspend resume partial function for
+    /// f()`, `(1) await resume partial function for f()`): the code of `f` after one of its suspension points.
+    public static func isPartialFunction(_ symbol: String) -> Bool {
+        partialFunctionPrefixEnd(symbol) != nil
+    }
+
+    /// The function a partial function belongs to (`f()` for both above), else the name as is: one function
+    /// whichever of its suspension points it was at, and however many awaits an edit added before it.
+    public static func logicalName(_ symbol: String) -> String {
+        guard let end = partialFunctionPrefixEnd(symbol) else { return symbol }
+        return String(symbol[end...])
+    }
+
+    private static func partialFunctionPrefixEnd(_ symbol: String) -> String.Index? {
+        guard symbol.hasPrefix("("), let close = symbol.firstIndex(of: ")") else { return nil }
+        let rest = symbol[symbol.index(after: close)...]
+        for kind in [" suspend resume partial function for ", " await resume partial function for "]
+        where rest.hasPrefix(kind) {
+            return rest.index(rest.startIndex, offsetBy: kind.count)
+        }
+        return nil
+    }
+}

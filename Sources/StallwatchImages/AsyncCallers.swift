@@ -52,7 +52,7 @@ public enum AsyncCallers {
     static func taskFrame(among native: [Frame]) -> Int? {
         if let executor = native.firstIndex(where: isExecutor), executor > 0 { return executor - 1 }
         // An executor this toolchain does not name: the innermost partial function stands in.
-        return native.firstIndex { $0.symbol.map(isPartialFunction) ?? false }
+        return native.firstIndex { $0.symbol.map(AsyncFunction.isPartialFunction) ?? false }
     }
 
     /// The concurrency runtime's frames that call a job's partial function.
@@ -61,10 +61,5 @@ public enum AsyncCallers {
             return false
         }
         return symbol.hasPrefix("swift::runJobInEstablishedExecutorContext") || symbol == "swift_job_run"
-    }
-
-    /// Whether a name is an async function's resume partial function (``Demangler/readable(_:)`` keeps the kind).
-    public static func isPartialFunction(_ symbol: String) -> Bool {
-        symbol.hasPrefix("(") && symbol.contains(" resume partial function for ")
     }
 }

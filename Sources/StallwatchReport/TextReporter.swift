@@ -166,7 +166,8 @@ public struct TextReporter: Reporter {
     /// The stack as aligned columns: index, symbol, image+offset, source location.
     func stack(_ frames: [Frame]) -> [String] {
         let symbols = frames.map { frame in
-            (frame.inlined ? "[inlined] " : "") + (frame.symbol ?? "0x" + String(frame.address, radix: 16))
+            (frame.inlined ? "[inlined] " : "") + (frame.async ? "[async] " : "")
+                + (frame.symbol ?? "0x" + String(frame.address, radix: 16))
         }
         let width = min(72, symbols.map(\.count).max() ?? 0)
         return zip(frames.indices, zip(frames, symbols)).map { index, pair in
