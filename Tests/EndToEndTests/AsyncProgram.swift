@@ -43,6 +43,12 @@ struct AsyncProgram {
             while true { usleep(10_000) }
         }
 
+        /// Before a stall, a moment for the watcher: a program with no run loop is watched by main-queue pings, which
+        /// find the thread serving the main queue by the first answer.
+        func settle() async {
+            if mode == "stall" { try? await Task.sleep(nanoseconds: 400_000_000) }
+        }
+
         """
 
     /// `level1` … `level5`, main-actor isolated or not.
@@ -65,6 +71,7 @@ struct AsyncProgram {
             return prelude + levels(isolation: "@MainActor") + """
                 @main struct Program {
                     static func main() async {
+                        await settle()
                         await level1(\(depth))
                         try? await Task.sleep(nanoseconds: 500_000_000)
                     }
@@ -74,6 +81,7 @@ struct AsyncProgram {
             let run = shape == .runLoop ? "RunLoop.main.run()" : "dispatchMain()"
             return prelude + levels(isolation: "@MainActor") + """
                 Task { @MainActor in
+                    await settle()
                     await level1(\(depth))
                     try? await Task.sleep(nanoseconds: 500_000_000)
                     exit(0)
@@ -158,7 +166,8 @@ final class RunningAsyncProgram {
     var pid: Int32 { process.processIdentifier }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        // SIGKILL: the test process may have SIGTERM blocked, and its children inherit the mask.
+        if process.isRunning { kill(pid, SIGKILL) }
         process.waitUntilExit()
     }
 }
