@@ -120,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StallwatchAgentTests",
-            dependencies: ["CStallwatchAgentSupport", "StallwatchCore", "StallwatchTestSupport"]
+            dependencies: ["CStallwatchAgentSupport", "StallwatchCore", "StallwatchImages", "StallwatchTestSupport"]
         ),
         .testTarget(
             name: "StallwatchSymbolsTests",
