@@ -196,7 +196,8 @@ final class HandlerSink: StallSink {
             let named = AsyncCallers.splice(
                 into: symbolicator.symbolicate(capture.addresses, images: images), hints: capture.asyncHints,
                 images: images, memory: ProcessMemory.current, symbolicator: symbolicator)
-            stall.add(frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
+            stall.add(
+                frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
             stall.noteStackProblem(named.error)
         }
         pending = stall

@@ -210,7 +210,8 @@ final class Collector {
             guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
             stall.assembler.end(at: endedAt)
             close(stall)
-        case .inProcessSample(let pid, let identifier, let addresses, let contexts, let capturedAt, let imageMap, let error):
+        case .inProcessSample(
+            let pid, let identifier, let addresses, let contexts, let capturedAt, let imageMap, let error):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
             capturer.receiveInProcessSample(
                 &stall, addresses: addresses, asyncHints: AgentMessage.decodeAsyncContexts(contexts),

@@ -52,7 +52,8 @@ final class StallCapturer {
             let named = AsyncCallers.splice(
                 into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
                 images: images, symbolicator: symbolicator)
-            stall.assembler.add(frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds)
+            stall.assembler.add(
+                frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds)
             stall.assembler.noteStackProblem(named.error)
         } catch {
             switch error {

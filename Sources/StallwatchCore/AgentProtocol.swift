@@ -54,8 +54,10 @@ extension AgentMessage {
     /// The hints of a received sample; a pair of another length (a hostile agent) stands for no hint.
     public static func decodeAsyncContexts(_ pairs: [[UInt64]]?) -> [AsyncContextHint] {
         (pairs ?? []).prefix(maximumAsyncContexts).map { pair in
-            pair.count == 2 ? AsyncContextHint(frameRecord: pair[0], register: pair[1]) : AsyncContextHint(
-                frameRecord: 0, register: 0)
+            pair.count == 2
+                ? AsyncContextHint(frameRecord: pair[0], register: pair[1])
+                : AsyncContextHint(
+                    frameRecord: 0, register: 0)
         }
     }
 }

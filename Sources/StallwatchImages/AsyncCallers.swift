@@ -33,7 +33,9 @@ public enum AsyncCallers {
         let isCode = { (address: UInt64) in images.image(containing: address) != nil }
         var walks = hints[running].candidates.map { AsyncChain.walk(from: $0, memory: memory, isCode: isCode) }
         // A candidate that leads nowhere was not the context (r14 may hold anything once the function moved on).
-        walks.sort { ($0.error == nil ? 1 : 0, $0.resumePoints.count) > ($1.error == nil ? 1 : 0, $1.resumePoints.count) }
+        walks.sort {
+            ($0.error == nil ? 1 : 0, $0.resumePoints.count) > ($1.error == nil ? 1 : 0, $1.resumePoints.count)
+        }
         let walk = walks[0]
         guard !walk.resumePoints.isEmpty || walk.error == nil else {
             return Result(frames: frames, error: "async callers not read: \(walk.error ?? "")")

@@ -93,26 +93,27 @@ struct AsyncProgram {
 
     /// A generic async function and an async closure in the chain, and tasks started with `Task {}` (off the main
     /// actor) and `Task.detached`, chosen by the first argument: `generic`, `task`, `detached`.
-    static let variants = prelude + """
-        @inline(never) func innermost() async { await Task.yield(); blockHere() }
-        @inline(never) func genericMiddle<Value: Sendable>(_ value: Value) async -> Value {
-            await innermost()
-            return value
-        }
-        @inline(never) func closureCaller(_ body: @Sendable () async -> Void) async { await body() }
-        @inline(never) func outermost() async {
-            await closureCaller { _ = await genericMiddle(42) }
-        }
-        @inline(never) func startTask() { Task { await outermost() } }
-        @inline(never) func startDetached() { Task.detached { await outermost() } }
+    static let variants =
+        prelude + """
+            @inline(never) func innermost() async { await Task.yield(); blockHere() }
+            @inline(never) func genericMiddle<Value: Sendable>(_ value: Value) async -> Value {
+                await innermost()
+                return value
+            }
+            @inline(never) func closureCaller(_ body: @Sendable () async -> Void) async { await body() }
+            @inline(never) func outermost() async {
+                await closureCaller { _ = await genericMiddle(42) }
+            }
+            @inline(never) func startTask() { Task { await outermost() } }
+            @inline(never) func startDetached() { Task.detached { await outermost() } }
 
-        switch CommandLine.arguments[1] {
-        case "task": startTask()
-        case "detached": startDetached()
-        default: Task { @MainActor in await outermost() }
-        }
-        dispatchMain()
-        """
+            switch CommandLine.arguments[1] {
+            case "task": startTask()
+            case "detached": startDetached()
+            default: Task { @MainActor in await outermost() }
+            }
+            dispatchMain()
+            """
 
     /// What the variants' chain must show, innermost first.
     static let variantChain = [
@@ -120,17 +121,18 @@ struct AsyncProgram {
     ]
 
     /// One program parked in an async sleep on the main actor while a detached task spins in a chain of its own.
-    static let parkedAndRunning = prelude + """
-        @MainActor @inline(never) func parkedOnTheMainActor() async {
-            try? await Task.sleep(nanoseconds: 60_000_000_000)
-        }
-        @inline(never) func spinning() async { await Task.yield(); blockHere() }
-        @inline(never) func runningDetached() async { await spinning() }
+    static let parkedAndRunning =
+        prelude + """
+            @MainActor @inline(never) func parkedOnTheMainActor() async {
+                try? await Task.sleep(nanoseconds: 60_000_000_000)
+            }
+            @inline(never) func spinning() async { await Task.yield(); blockHere() }
+            @inline(never) func runningDetached() async { await spinning() }
 
-        Task { @MainActor in await parkedOnTheMainActor() }
-        Task.detached { await runningDetached() }
-        RunLoop.main.run()
-        """
+            Task { @MainActor in await parkedOnTheMainActor() }
+            Task.detached { await runningDetached() }
+            RunLoop.main.run()
+            """
 
     /// Compiled programs by source and optimization, built once per test run.
     nonisolated(unsafe) private static var built: [String: String] = [:]

@@ -166,7 +166,8 @@ struct InProcessCaptureTests {
         while box.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
 
         var addresses = [UInt64](repeating: 0, count: 128)
-        #expect(sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, nil, 128, 100, nil) == -ETIMEDOUT)
+        #expect(
+            sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, nil, 128, 100, nil) == -ETIMEDOUT)
         #expect(String(cString: sw_agent_capture_error()).contains("did not answer"))
 
         let blocked = BlockedThread()

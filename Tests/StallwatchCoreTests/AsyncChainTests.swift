@@ -97,7 +97,8 @@ func isCode(_ address: UInt64) -> Bool { (0x1000..<0x2000).contains(address) }
             var memory = FakeMemory()
             for _ in 0..<64 {
                 let address = 0x10_000 + (generator.next() % 64) * 8
-                let value = generator.next() % 3 == 0 ? 0x1000 + generator.next() % 0x1000 : 0x10_000 + generator.next() % 600
+                let value =
+                    generator.next() % 3 == 0 ? 0x1000 + generator.next() % 0x1000 : 0x10_000 + generator.next() % 600
                 memory.words[address] = value
             }
             let start = 0x10_000 + (generator.next() % 64) * 8
@@ -116,7 +117,8 @@ func isCode(_ address: UInt64) -> Bool { (0x1000..<0x2000).contains(address) }
 
     @Test func aPartialFunctionIsNamedAsItsFunction() {
         #expect(AsyncFunction.logicalName("(2) suspend resume partial function for layoutPass()") == "layoutPass()")
-        #expect(AsyncFunction.logicalName("(1) await resume partial function for static App.main()") == "static App.main()")
+        #expect(
+            AsyncFunction.logicalName("(1) await resume partial function for static App.main()") == "static App.main()")
         #expect(AsyncFunction.logicalName("layoutPass()") == "layoutPass()")
         #expect(AsyncFunction.logicalName("(1) something else") == "(1) something else")
         #expect(AsyncFunction.isPartialFunction("(12) await resume partial function for f()"))

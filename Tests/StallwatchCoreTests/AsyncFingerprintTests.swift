@@ -16,7 +16,9 @@ func asyncStack(blocking: String, helper: String, callers: [String], base: UInt6
         frame(0, blocking),
         frame(1, "(2) suspend resume partial function for \(helper)"),
     ]
-    frames += callers.enumerated().map { frame($0.offset + 2, "(1) await resume partial function for \($0.element)", async: true) }
+    frames += callers.enumerated().map {
+        frame($0.offset + 2, "(1) await resume partial function for \($0.element)", async: true)
+    }
     frames.append(
         Frame(
             address: 0x7f00_0000_2000, image: "/usr/lib/swift/linux/libswift_Concurrency.so",
@@ -39,7 +41,9 @@ func asyncStack(blocking: String, helper: String, callers: [String], base: UInt6
     @Test func theSuspensionPointTheHelperResumedFromDoesNotMatter() {
         var resumedElsewhere = asyncStack(blocking: "decode()", helper: "loadImage()", callers: ["Screen.appear()"])
         resumedElsewhere[2].symbol = "(5) await resume partial function for loadImage()"
-        let one = report(samples: [asyncStack(blocking: "decode()", helper: "loadImage()", callers: ["Screen.appear()"])])
+        let one = report(samples: [
+            asyncStack(blocking: "decode()", helper: "loadImage()", callers: ["Screen.appear()"])
+        ])
         #expect(one.fingerprint == report(samples: [resumedElsewhere]).fingerprint)
     }
 
