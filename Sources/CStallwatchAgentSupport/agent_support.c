@@ -328,3 +328,11 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hi
     pthread_mutex_unlock(&capture_lock);
     return result;
 }
+
+int sw_agent_describe_address(uint64_t address, uint64_t *image_base, const char **symbol) {
+    Dl_info info;
+    if (dladdr((const void *)(uintptr_t)address, &info) == 0 || info.dli_fbase == NULL) return 0;
+    if (image_base != NULL) *image_base = (uint64_t)(uintptr_t)info.dli_fbase;
+    if (symbol != NULL) *symbol = info.dli_sname;
+    return 1;
+}

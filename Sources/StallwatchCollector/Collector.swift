@@ -211,11 +211,11 @@ final class Collector {
             stall.assembler.end(at: endedAt)
             close(stall)
         case .inProcessSample(
-            let pid, let identifier, let addresses, let contexts, let capturedAt, let imageMap, let error):
+            let pid, let identifier, let addresses, let callers, let capturedAt, let imageMap, let error):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
             capturer.receiveInProcessSample(
-                &stall, addresses: addresses, asyncHints: AgentMessage.decodeAsyncContexts(contexts),
-                capturedAt: capturedAt, imageMap: imageMap, error: error)
+                &stall, addresses: addresses, asyncCallers: callers, capturedAt: capturedAt, imageMap: imageMap,
+                error: error)
             pending[stall.key] = stall
         }
     }

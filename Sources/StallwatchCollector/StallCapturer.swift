@@ -75,7 +75,7 @@ final class StallCapturer {
 
     /// A stack the agent captured itself, with its image map the first time.
     func receiveInProcessSample(
-        _ stall: inout OpenStall, addresses: [UInt64], asyncHints: [AsyncContextHint], capturedAt: UInt64,
+        _ stall: inout OpenStall, addresses: [UInt64], asyncCallers: AsyncCallersFound?, capturedAt: UInt64,
         imageMap: String?, error: String?
     ) {
         let pid = stall.assembler.report.pid
@@ -90,13 +90,13 @@ final class StallCapturer {
         }
         let images = stall.images ?? ProcessImages.capture(pid: pid)
         stall.images = images
-        // Read by the collector: reading the process's memory needs the permission ptrace needs, which the agent was
-        // asked to capture for want of, so the chain is found only where ptrace failed for another reason.
-        let named = AsyncCallers.splice(
-            into: symbolicator.symbolicate(addresses, images: images), hints: asyncHints, pid: pid, images: images,
-            symbolicator: symbolicator)
-        stall.assembler.add(frames: named.frames, capturedAt: capturedAt)
-        stall.assembler.noteStackProblem(named.error)
+        // The agent read them: this process may not read the workload's memory (the permission ptrace needs).
+        let native = symbolicator.symbolicate(addresses, images: images)
+        let named = asyncCallers.map {
+            AsyncCallers.insert($0, into: native, images: images, symbolicator: symbolicator)
+        }
+        stall.assembler.add(frames: named?.frames ?? native, capturedAt: capturedAt)
+        stall.assembler.noteStackProblem(named?.error)
     }
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address

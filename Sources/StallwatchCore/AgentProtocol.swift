@@ -23,11 +23,11 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case busyPeriods(pid: Int32, buckets: [[UInt64]], maxNanoseconds: UInt64? = nil)
     /// The stack the agent captured itself, on the collector's request, with the process's image map
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
-    /// `asyncContexts`: the innermost frames' ``AsyncContextHint``s as `[frameRecord, register]` pairs, at most
-    /// ``maximumAsyncContexts`` (absent from older agents).
+    /// `asyncCallers`: the async callers of the task the thread runs, read by the agent from its own heap, since
+    /// the collector may not read it (absent when the thread runs none, and from older agents).
     case inProcessSample(
-        pid: Int32, identifier: Int, addresses: [UInt64], asyncContexts: [[UInt64]]? = nil, capturedAt: UInt64,
-        imageMap: String?, error: String?)
+        pid: Int32, identifier: Int, addresses: [UInt64], asyncCallers: AsyncCallersFound? = nil,
+        capturedAt: UInt64, imageMap: String?, error: String?)
     /// `--fps`: one second's frame-rate reading (a ``FrameRateMonitor/Reading``), about once a second.
     case frameRate(pid: Int32, start: UInt64, end: UInt64, frames: Int, droppedNanoseconds: UInt64)
     /// `--fps`: a run of slow frames worth reporting (a ``FrameRateMonitor/DropRecord``).
@@ -40,26 +40,6 @@ public enum CollectorMessage: Codable, Equatable, Sendable {
     case captured(identifier: Int)
     /// The collector may not ptrace the process: the agent captures the stack in-process and sends it.
     case captureInProcess(identifier: Int, reason: String)
-}
-
-extension AgentMessage {
-    /// The most frames whose async-context hints an in-process sample carries: a task's native frame lies within
-    /// the first few of its thread's stack (its sync callees sit above it), and the datagram must stay small.
-    public static let maximumAsyncContexts = 64
-
-    public static func encodeAsyncContexts(_ hints: [AsyncContextHint]) -> [[UInt64]] {
-        hints.prefix(maximumAsyncContexts).map { [$0.frameRecord, $0.register] }
-    }
-
-    /// The hints of a received sample; a pair of another length (a hostile agent) stands for no hint.
-    public static func decodeAsyncContexts(_ pairs: [[UInt64]]?) -> [AsyncContextHint] {
-        (pairs ?? []).prefix(maximumAsyncContexts).map { pair in
-            pair.count == 2
-                ? AsyncContextHint(frameRecord: pair[0], register: pair[1])
-                : AsyncContextHint(
-                    frameRecord: 0, register: 0)
-        }
-    }
 }
 
 /// Encodes and decodes messages as compact JSON, one per datagram.

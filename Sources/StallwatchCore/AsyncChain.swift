@@ -52,7 +52,7 @@ public enum AsyncChain {
     public static let maxLinks = 128
 
     /// The callers found, outermost last, and why the walk stopped early, if it did.
-    public struct Walk: Equatable, Sendable {
+    public struct Walk: Codable, Equatable, Sendable {
         /// The resume functions of the callers, innermost (the direct awaiting caller) first.
         public var resumePoints: [UInt64]
         /// Nil when the walk reached the task's entry (a context without parent).
@@ -109,6 +109,18 @@ public enum AsyncChain {
     }
 
     private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+}
+
+/// The async callers found for one captured stack, before they are named: after which of its addresses they go.
+public struct AsyncCallersFound: Codable, Equatable, Sendable {
+    /// The index, among the stack's addresses, of the native frame running the task.
+    public var nativeFrame: Int
+    public var walk: AsyncChain.Walk
+
+    public init(nativeFrame: Int, walk: AsyncChain.Walk) {
+        self.nativeFrame = nativeFrame
+        self.walk = walk
+    }
 }
 
 /// Names of Swift async functions as frames show them.

@@ -27,16 +27,36 @@ public enum AsyncCallers {
         // The native frames, one per captured address: the last of each address's frames is not inlined.
         let physical = frames.indices.filter { !frames[$0].inlined }
         guard let running = taskFrame(among: physical.map { frames[$0] }) else { return Result(frames: frames) }
-        guard running < hints.count, !hints[running].candidates.isEmpty else {
+        guard running < hints.count else {
             return Result(frames: frames, error: "async callers not read: no async context found in the native frame")
         }
-        let isCode = { (address: UInt64) in images.image(containing: address) != nil }
-        var walks = hints[running].candidates.map { AsyncChain.walk(from: $0, memory: memory, isCode: isCode) }
-        // A candidate that leads nowhere was not the context (r14 may hold anything once the function moved on).
-        walks.sort {
-            ($0.error == nil ? 1 : 0, $0.resumePoints.count) > ($1.error == nil ? 1 : 0, $1.resumePoints.count)
+        let walk = bestWalk(from: hints[running], memory: memory) { images.image(containing: $0) != nil }
+        return insert(
+            AsyncCallersFound(nativeFrame: running, walk: walk), into: frames, images: images,
+            symbolicator: symbolicator
+        )
+    }
+
+    /// The walk from the more fruitful of a frame's candidate contexts: one that leads nowhere was not the context
+    /// (r14 may hold anything once the function moved on).
+    public static func bestWalk(
+        from hint: AsyncContextHint, memory: some ProcessMemoryReader, isCode: (UInt64) -> Bool
+    ) -> AsyncChain.Walk {
+        let walks = hint.candidates.map { AsyncChain.walk(from: $0, memory: memory, isCode: isCode) }
+        let fruitful = walks.max {
+            ($0.error == nil ? 1 : 0, $0.resumePoints.count) < ($1.error == nil ? 1 : 0, $1.resumePoints.count)
         }
-        let walk = walks[0]
+        return fruitful ?? AsyncChain.Walk(resumePoints: [], error: "no async context found in the native frame")
+    }
+
+    /// Callers found for a stack (here, or by the agent in the workload), named and put after their native frame.
+    public static func insert(
+        _ found: AsyncCallersFound, into frames: [Frame], images: ProcessImages, symbolicator: Symbolicator
+    ) -> Result {
+        // The native frames, one per captured address: the last of each address's frames is not inlined.
+        let physical = frames.indices.filter { !frames[$0].inlined }
+        let walk = found.walk
+        guard physical.indices.contains(found.nativeFrame) else { return Result(frames: frames) }
         guard !walk.resumePoints.isEmpty || walk.error == nil else {
             return Result(frames: frames, error: "async callers not read: \(walk.error ?? "")")
         }
@@ -46,7 +66,7 @@ public enum AsyncCallers {
             return caller
         }
         var spliced = frames
-        spliced.insert(contentsOf: callers, at: physical[running] + 1)
+        spliced.insert(contentsOf: callers, at: physical[found.nativeFrame] + 1)
         return Result(frames: spliced, error: walk.error.map { "async callers cut short: \($0)" })
     }
 

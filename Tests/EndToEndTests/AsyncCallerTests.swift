@@ -95,4 +95,20 @@ func logicalName(_ symbol: String) -> String {
         let chain = logicalChain(sample.frames) ?? []
         #expect(chain.filter { $0.hasPrefix("level") } == AsyncProgram.expectedChain(depth: 3), "\(chain)")
     }
+
+    /// ptrace refused: the agent captures on the main thread with a signal and reads the callers from its own heap,
+    /// which the collector may not read.
+    @Test(arguments: [false, true])
+    func inProcessCaptureFindsTheCallersToo(optimized: Bool) throws {
+        let path = try AsyncProgram.build(AsyncProgram.source(.runLoop), name: "chain-runLoop", optimized: optimized)
+        let result = try runStallwatch(
+            ["run", "--format", "json", "--", path, "4", "stall", "nodump"], asUser: "nobody")
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let stall = try #require(try result.stalls.first, "\(result.stdout)\n\(result.stderr)")
+        #expect(stall.capture.method == "signal", "\(stall.capture)")
+        #expect(stall.capture.note?.contains("async callers") != true, "\(stall.capture.note ?? "")")
+        let sample = try #require(stall.samples.first { $0.frames.contains(where: \.async) }, "no async frames")
+        let chain = logicalChain(sample.frames) ?? []
+        #expect(chain.filter { $0.hasPrefix("level") } == AsyncProgram.expectedChain(depth: 4), "\(chain)")
+    }
 }

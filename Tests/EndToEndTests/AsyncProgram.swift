@@ -6,7 +6,7 @@ import Testing
 /// A program whose task awaits a chain `level1` → … → `levelN` and blocks in `blockHere()` at the end of it.
 ///
 /// Run as `PROGRAM DEPTH stack` it blocks until killed, after printing `ready`; as `PROGRAM DEPTH stall` it blocks
-/// 700 ms, once, and exits half a second later. Odd levels await `Task.yield()` first, so the chain holds both shapes
+/// 700 ms, once, and exits half a second later; a further `nodump` makes it refuse ptrace. Odd levels await `Task.yield()` first, so the chain holds both shapes
 /// of async frame: a function still in its entry and one resumed in a partial function.
 struct AsyncProgram {
     /// How the program runs its main-actor work.
@@ -35,7 +35,9 @@ struct AsyncProgram {
 
         @inline(never) func blockHere() {
             if mode == "stall" {
-                usleep(700_000)
+                // Until a deadline, as a stall would: an in-process capture's signal cuts each sleep short.
+                let end = Date().addingTimeInterval(0.7)
+                while Date() < end { usleep(10_000) }
                 return
             }
             print("ready")
@@ -46,7 +48,16 @@ struct AsyncProgram {
         /// Before a stall, a moment for the watcher: a program with no run loop is watched by main-queue pings, which
         /// find the thread serving the main queue by the first answer.
         func settle() async {
+            if CommandLine.arguments.contains("nodump") { forbidPtrace() }
             if mode == "stall" { try? await Task.sleep(nanoseconds: 400_000_000) }
+        }
+
+        /// prctl(PR_SET_DUMPABLE, 0): ptrace and process_vm_readv are refused to anyone but root, so the collector
+        /// falls back to in-process capture. (prctl is variadic, which Swift does not import.)
+        func forbidPtrace() {
+            typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+            let prctl = unsafeBitCast(dlsym(nil, "prctl"), to: Prctl.self)
+            _ = prctl(4, 0, 0, 0, 0)
         }
 
         """

@@ -44,6 +44,11 @@ const char *sw_agent_capture_error(void);
 int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hints, int max_frames, int timeout_ms,
                             uint64_t *stopped_ns);
 
+/// What dladdr(3) knows of `address` in this process: returns 1 when a loaded object maps it, with its load base in
+/// `image_base` and the name of the exported symbol containing (or preceding) it in `symbol` (NULL if none); 0 when
+/// no object does. Not async-signal-safe: for the watcher thread, after a capture.
+int sw_agent_describe_address(uint64_t address, uint64_t *image_base, const char **symbol);
+
 /// CLOCK_MONOTONIC_COARSE in nanoseconds (a few ns to read; ticks every 1-4 ms).
 uint64_t sw_agent_coarse_now_ns(void);
 /// CLOCK_MONOTONIC in nanoseconds.
