@@ -377,18 +377,46 @@ static void note_context_hints(sw_remote_sampler *s, uint64_t *hints, int index,
     hints[2 * index + 1] = values[14];
 }
 
-/// Walks the stopped thread's stack into `addresses` (and `hints`, if not NULL).
+static void reverse(uint64_t *values, int count) {
+    for (int low = 0, high = count - 1; low < high; low++, high--) {
+        uint64_t value = values[low];
+        values[low] = values[high];
+        values[high] = value;
+    }
+}
+
+/// Moves `values[by]` to the front, in place.
+static void rotate_left(uint64_t *values, int count, int by) {
+    reverse(values, by);
+    reverse(values + by, count - by);
+    reverse(values, count);
+}
+
+/// Walks the stopped thread's stack into `addresses`. A stack deeper than `max_frames` keeps its innermost frames
+/// (where the thread is) and its outermost quarter (which thread it is, and how it got there): the walk goes on to
+/// the end, or to SW_REMOTE_WALK_LIMIT frames, with the outer part in a ring at the end of `addresses`. `hints` (if not
+/// NULL) gets the innermost frames' async-context hints; the outermost ones get none.
 static void unwind(sw_remote_sampler *s, uint64_t *addresses, uint64_t *hints, int max_frames, sw_remote_result *r) {
     unw_cursor_t cursor;
     s->regs_valid = ptrace(PTRACE_GETREGS, s->upt_tid, 0, &s->regs) == 0;
     for (int i = 0; i < CACHED_PAGES; i++) s->pages[i].address = 0;
     s->file_table_lookups = 0;
     unwinding = s;
-    int rc = unw_init_remote(&cursor, s->space, s->upt), n = 0;
-    while (rc >= 0 && n < max_frames) {
+    const int outer_capacity = max_frames >= 8 ? max_frames / 4 : 0;
+    const int inner_capacity = max_frames - outer_capacity;
+    uint64_t *ring = addresses + inner_capacity;
+    int rc = unw_init_remote(&cursor, s->space, s->upt), n = 0, walked = 0;
+    while (rc >= 0 && walked < SW_REMOTE_WALK_LIMIT && (outer_capacity > 0 || walked < max_frames)) {
         unw_word_t ip;
         if ((rc = unw_get_reg(&cursor, UNW_REG_IP, &ip)) < 0 || ip == 0) break;
-        addresses[n++] = ip;
+        // Only the innermost frames get hints: a task's frame sits below its executor's, near the thread's top.
+        uint64_t *frame_hints = walked < inner_capacity ? hints : NULL;
+        if (walked < inner_capacity) {
+            addresses[n++] = ip;
+        } else {
+            ring[(walked - inner_capacity) % outer_capacity] = ip;
+        }
+        walked++;
         if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end) r->reached_vdso = 1;
         uint64_t values[17], own[17];
         frame_registers(&cursor, values);
@@ -396,19 +424,29 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, uint64_t *hints, i
         rc = unw_step(&cursor);
         // No rule in .eh_frame (or a walk that went nowhere): try the image's .debug_frame, then go on from the
         // caller. A return address is looked up at the call before it.
-        if (rc <= 0 && n < max_frames && step_by_debug_frame(s, n == 1 ? ip : ip - 1, values)) {
+        if (rc <= 0 && step_by_debug_frame(s, walked == 1 ? ip : ip - 1, values)) {
             r->debug_frame_steps++;
-            note_context_hints(s, hints, n - 1, own, values[7]);
+            note_context_hints(s, frame_hints, n - 1, own, values[7]);
             rc = unw_init_remote(&cursor, s->space, s->upt);
             continue;
         }
         unw_word_t caller_sp = 0;
         if (rc > 0 && unw_get_reg(&cursor, UNW_REG_SP, &caller_sp) < 0) caller_sp = 0;
-        note_context_hints(s, hints, n - 1, own, caller_sp);
+        note_context_hints(s, frame_hints, n - 1, own, caller_sp);
         if (rc == 0) break;
     }
     unwinding = NULL;
     s->regs_valid = 0;
+    int beyond = walked - inner_capacity;
+    if (beyond > 0) {
+        // Rotate the ring so the outer part reads innermost first, as the rest does.
+        int kept = beyond < outer_capacity ? beyond : outer_capacity;
+        if (beyond > outer_capacity) rotate_left(ring, kept, beyond % outer_capacity);
+        n += kept;
+        r->outer_frames = beyond > outer_capacity ? kept : 0;
+        r->omitted_frames = beyond - kept;
+    }
+    r->walk_limited = walked >= SW_REMOTE_WALK_LIMIT && rc > 0;
     r->frame_count = n;
     r->unwind_error = rc < 0 ? rc : 0;
     r->file_table_lookups = s->file_table_lookups;

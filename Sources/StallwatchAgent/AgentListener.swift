@@ -24,8 +24,8 @@ final class AgentListener: @unchecked Sendable {
     /// The socket's path, removed at exit by the process that created it (not by a forked child).
     nonisolated(unsafe) private static var socketPath: String?
     nonisolated(unsafe) private static var ownerPid: pid_t = 0
-    /// Created with the observers on the first session and shared by every session's watcher.
-    nonisolated(unsafe) private static var modeTracker: ModeTracker?
+    /// Created on the first session and shared by every session's watcher.
+    nonisolated(unsafe) private static var observation: MainLoopObservation?
 
     private let listening: Int32
     private let pid = getpid()
@@ -194,22 +194,24 @@ final class AgentListener: @unchecked Sendable {
         // Under Yama ptrace_scope 1 only ancestors may ptrace us; the collector is not one. (0 when the collector's
         // pid is not visible in our pid namespace: then the kernel could not match it anyway.)
         if credentials.pid > 0 { _ = sw_agent_set_ptracer(credentials.pid) }
-        let sink = CollectorSink(socket: connection, maxSamples: settings.maxSamples)
+        let sink = CollectorSink(socket: connection, maxSamples: settings.maxSamples, maxFrames: settings.maxFrames)
         sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
         let watcher = Watcher(
-            board: ActivityBoard.shared, settings: settings, sink: sink, modeTracker: Self.installObserversOnce())
+            board: ActivityBoard.shared, settings: settings, sink: sink, observation: Self.observeMainLoopOnce())
         watcher.start()
         return Session(connection: connection, collectorPid: credentials.pid, watcher: watcher)
     }
 
-    /// Installs the observers on the first session and wakes the main run loop, so that an idle loop publishes its
-    /// state (and the collector hears that it is watched) now rather than at its next event.
-    private static func installObserversOnce() -> ModeTracker {
-        if let modeTracker { return modeTracker }
-        let tracker = ModeTracker(observers: RunLoopObservers.install())
-        modeTracker = tracker
-        CFRunLoopWakeUp(CFRunLoopGetMain())
-        return tracker
+    /// Observes the main loop from the first session on, and wakes it, so that an idle loop publishes its state (and
+    /// the collector hears that it is watched) now rather than at its next event.
+    private static func observeMainLoopOnce() -> MainLoopObservation {
+        if let observation { return observation }
+        let created = MainLoopObservation()
+        observation = created
+        if sw_agent_main_thread_exited() == 0, sw_agent_existing_main_run_loop(nil) != nil {
+            CFRunLoopWakeUp(CFRunLoopGetMain())
+        }
+        return created
     }
 
     /// The collector's first datagram, if it arrives in time and is an ``AttachRequest``.

@@ -19,7 +19,7 @@ public func stallwatchAgentAutostart() {
         return
     }
     let settings = WatchSettings(environment: environment)
-    let sink = CollectorSink(socket: socket, maxSamples: settings.maxSamples)
+    let sink = CollectorSink(socket: socket, maxSamples: settings.maxSamples, maxFrames: settings.maxFrames)
     let pid = getpid()
     sink.send(.loaded(pid: pid, agentVersion: StallwatchVersion.string))
     if let collector = environment[AgentEnvironment.collectorPid].flatMap(Int32.init) {
@@ -27,6 +27,9 @@ public func stallwatchAgentAutostart() {
         // grandchild of the collector, so name the collector explicitly.
         _ = sw_agent_set_ptracer(collector)
     }
+    // A wrapper or a C program: nothing to watch, and a watcher thread would be a thread it did not expect. The
+    // agent stays loaded (and the socket open), so the program it execs is watched.
+    guard programMayRunEventLoop() else { return }
     guard settings.invalidSetting == nil else {
         sink.send(
             .refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))
@@ -37,4 +40,12 @@ public func stallwatchAgentAutostart() {
     } catch {
         sink.send(.refused(pid: pid, reason: "\(error)"))
     }
+}
+
+/// Whether the program itself (not the agent) needs a library that provides an event loop; true when unknown.
+private func programMayRunEventLoop() -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    let count = buffer.withUnsafeMutableBytes { sw_agent_program_libraries($0.baseAddress, $0.count) }
+    guard count >= 0 else { return true }
+    return EventLoopLibraries.mayRunEventLoop(needing: EventLoopLibraries.names(in: buffer))
 }

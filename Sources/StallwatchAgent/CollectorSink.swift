@@ -15,8 +15,13 @@ final class CollectorSink: StallSink {
     /// How long to wait for the collector's answer before capturing in-process anyway.
     private let answerTimeoutMilliseconds: Int32 = 2000
     private var broken = false
+    /// The socket's identity when the agent started: a workload that closes its inherited descriptors (or `dup2`s
+    /// over them) may reuse the number for a file or connection of its own, which must never receive a message.
+    private let identity: (device: UInt64, inode: UInt64)?
     /// Stacks per stall, the first at detection.
     private let maxSamples: Int
+    /// Frames per in-process stack.
+    private let maxFrames: Int
     /// Which of the current stall's moments (one per threshold) take a sample.
     private var schedule: SampleSchedule
     private var moment = 0
@@ -24,14 +29,36 @@ final class CollectorSink: StallSink {
     /// The stall whose in-process samples already carried the image map.
     private var imagesSentFor: Int?
 
-    init(socket: Int32, maxSamples: Int) {
+    init(socket: Int32, maxSamples: Int, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
         self.maxSamples = maxSamples
+        self.maxFrames = min(maxFrames, WatchSettings.inProcessFrameLimit)
         schedule = SampleSchedule(maxSamples: maxSamples)
+        identity = Self.identity(of: socket)
+        if identity == nil { broken = true }
+    }
+
+    private static func identity(of descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    /// Whether the descriptor still is the collector's socket; once it is not, the sink stays silent for good
+    /// (the collector, seeing its socket hang up, says so in its summary).
+    private func stillConnected() -> Bool {
+        guard !broken else { return false }
+        guard let current = Self.identity(of: socket), let identity,
+            current.device == identity.device, current.inode == identity.inode
+        else {
+            broken = true
+            return false
+        }
+        return true
     }
 
     func send(_ message: AgentMessage) {
-        guard !broken else { return }
+        guard stillConnected() else { return }
         let bytes = WireFormat.encode(message)
         let sent = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         // The collector is gone (EPIPE) or the socket is unusable: stop talking, never disturb the workload.
@@ -70,7 +97,7 @@ final class CollectorSink: StallSink {
         switch answer {
         case .captured?: return
         case .captureInProcess?, nil:
-            let result = InProcessCapture.capture(tid: thread)
+            let result = InProcessCapture.capture(tid: thread, maxFrames: maxFrames)
             let sendImages = !result.addresses.isEmpty && imagesSentFor != onset.identifier
             let images = sendImages ? ProcessImages.captureCurrentProcess().encoded() : nil
             if sendImages { imagesSentFor = onset.identifier }
@@ -108,6 +135,7 @@ final class CollectorSink: StallSink {
 
     /// The collector's answer about stall `identifier`; `nil` if none came in time.
     private func awaitAnswer(for identifier: Int) -> CollectorMessage? {
+        guard stillConnected() else { return nil }
         let deadline = sw_agent_now_ns() + UInt64(answerTimeoutMilliseconds) * 1_000_000
         var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
         while true {
@@ -116,7 +144,8 @@ final class CollectorSink: StallSink {
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, Int32((deadline - now) / 1_000_000) + 1)
             if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { return nil }
+            // Checked again before reading: what is read from a reused descriptor is the workload's, not ours.
+            guard ready > 0, stillConnected() else { return nil }
             let received = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if received <= 0 {
                 if received < 0, errno == EINTR { continue }

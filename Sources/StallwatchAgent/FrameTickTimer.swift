@@ -13,8 +13,8 @@ enum FrameTickTimer {
     /// The ticks, from the main thread (producer) to the watcher (consumer).
     static let ring = FrameTickRing()
 
-    /// Adds the timer to the main run loop. Safe to call from any thread.
-    static func install(interval: UInt64) -> CFRunLoopTimer? {
+    /// Adds the timer to the main run loop `mainLoop`. Safe to call from any thread.
+    static func install(on mainLoop: CFRunLoop, interval: UInt64) -> CFRunLoopTimer? {
         let seconds = Double(interval) / 1e9
         // No main loop to tick on once the main thread has exited, and adding to it would print into stderr.
         guard sw_agent_main_thread_exited() == 0 else { return nil }
@@ -22,7 +22,7 @@ enum FrameTickTimer {
             let timer = CFRunLoopTimerCreate(nil, CFAbsoluteTimeGetCurrent() + seconds, seconds, 0, 0, recordTick, nil)
         else { return nil }
         CFRunLoopTimerSetTolerance(timer, 0)
-        CFRunLoopAddTimer(CFRunLoopGetMain(), timer, kCFRunLoopCommonModes)
+        CFRunLoopAddTimer(mainLoop, timer, kCFRunLoopCommonModes)
         return timer
     }
 

@@ -22,7 +22,7 @@ enum InProcessCapture {
     nonisolated(unsafe) private static var preparationError: String?
 
     /// Captures thread `tid` of this process. Call from the watcher thread only.
-    static func capture(tid: Int32, maxFrames: Int = 256) -> Result {
+    static func capture(tid: Int32, maxFrames: Int = WatchSettings().inProcessMaxFrames) -> Result {
         let now = sw_agent_now_ns()
         if prepared == nil {
             let status = sw_agent_capture_prepare(sw_agent_default_capture_signal())

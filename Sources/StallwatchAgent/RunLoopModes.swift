@@ -12,7 +12,7 @@ enum RunLoopModes {
     private static let names = Mutex<[String]>([])
     /// Main thread only: the name objects already given an index, with it.
     nonisolated(unsafe) private static var known: [(name: UnsafeMutableRawPointer, index: UInt8)] = []
-    /// Set by the ``ModeTracker`` when it adds the observers to a mode a loop may already be running in.
+    /// Set by the ``MainLoopObservation`` when it adds the observers to a mode a loop may already be running in.
     static let modesChanged = Atomic<Bool>(false)
 
     /// The index of the main loop's current mode. Main thread only.
@@ -20,7 +20,7 @@ enum RunLoopModes {
         guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return 0 }
         let identity = Unmanaged.passUnretained(mode).toOpaque()
         if let entry = known.first(where: { $0.name == identity }) { return entry.index }
-        let text = ModeTracker.name(of: mode)
+        let text = MainLoopObservation.name(of: mode)
         let index = names.withLock { names -> UInt8 in
             if let found = names.firstIndex(of: text) { return UInt8(found + 1) }
             guard names.count < Int(PackedActivity.modeLimit) else { return 0 }

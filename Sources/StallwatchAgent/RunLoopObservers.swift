@@ -1,6 +1,7 @@
 // The only CoreFoundation code in stallwatch: two observers on the main run loop that publish its activity.
 import CStallwatchAgentSupport
 import CoreFoundation
+import Foundation
 import StallwatchCore
 
 /// Installs the observers that feed the ``ActivityBoard``.
@@ -21,73 +22,120 @@ enum RunLoopObservers {
     ]
     private static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
-    /// Adds both observers to the main run loop. Safe to call from any thread.
-    ///
-    /// Adds none once the main thread has exited (`dispatchMain()`, an async `main`): the loop will never run, and
-    /// CoreFoundation would print a complaint into the workload's stderr. The watcher pings the main queue instead.
-    static func install() -> [CFRunLoopObserver] {
-        guard sw_agent_main_thread_exited() == 0 else { return [] }
-        let mainLoop = CFRunLoopGetMain()
-        var observers: [CFRunLoopObserver] = []
-        if let first = CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, nil) {
-            observers.append(first)
-        }
-        if let last = CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, nil) {
-            observers.append(last)
-        }
-        for observer in observers {
-            CFRunLoopAddObserver(mainLoop, observer, kCFRunLoopCommonModes)
-        }
-        return observers
-    }
-
-    /// Removes the observers so the main thread no longer publishes.
-    static func remove(_ observers: [CFRunLoopObserver]) {
-        for observer in observers {
-            CFRunLoopObserverInvalidate(observer)
-        }
+    /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``).
+    static func make() -> [CFRunLoopObserver] {
+        [
+            CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, nil),
+            CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, nil),
+        ].compactMap { $0 }
     }
 }
 
-/// Adds the observers to run-loop modes that appear after they were installed.
+/// Adds the observers (and `--fps`'s frame tick) to the main run loop once the program has made that loop, and to
+/// its run-loop modes as they appear.
+///
+/// Not before the program made the loop: making it makes CoreFoundation open its wake-up and timer descriptors, and
+/// a daemon that closes every inherited descriptor at start (or `dup2`s over them) would close them under the loop,
+/// whose timers then never fire. The preloaded agent hears the moment the program first asks for its main loop
+/// (`sw_agent_on_main_run_loop`), and attaches there, before the loop can run; without that hook (the agent linked
+/// after Foundation), the watcher finds the loop on a later wake, looked up without being created. Where neither can
+/// be asked, the observers are added at once, as before.
 ///
 /// A private mode (`RunLoop.current.run(mode: .init("modal"), before:)`) is not in the common set, so
 /// observers added to the common modes never hear from it: while the main thread runs a nested loop in it,
 /// the last published state is the callout that started the loop, and a responsive modal session would look
-/// like a stall. The watcher calls ``refresh()`` on every wake; a mode seen for the first time gets both
-/// observers, then the main run loop is woken (harmless: a wake-up with nothing to do just loops) so that a
-/// nested loop already asleep in that mode publishes its state at once.
-final class ModeTracker: @unchecked Sendable {
+/// like a stall. The watcher calls ``refresh()`` on every wake; the loop found there for the first time, or a mode
+/// seen for the first time, gets both observers, then the main run loop is woken (harmless: a wake-up with nothing
+/// to do just loops) so that a loop already running or asleep there publishes its state at once.
+final class MainLoopObservation: @unchecked Sendable {
     private let observers: [CFRunLoopObserver]
+    private let frameTickInterval: UInt64?
     private var known: Set<String> = []
+    private let lock = NSLock()
+    /// The main loop, once attached to.
+    private var loop: CFRunLoop?
+    private var detached = false
+    /// `--fps`'s tick, once added.
+    private var frameTick: CFRunLoopTimer?
 
-    /// Takes the modes the main loop has now as observed (adding the observers to those outside the common
-    /// modes), so that only modes appearing later need the main loop: a first refresh after the main thread exited
-    /// has nothing to add.
-    init(observers: [CFRunLoopObserver]) {
-        self.observers = observers
-        guard !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return }
+    /// The observation the main-loop hook attaches; one at a time (the agent runs one monitor).
+    nonisolated(unsafe) private static var awaitingLoop: MainLoopObservation?
+
+    /// Attaches now if the main loop exists (taking its modes as observed, so that only modes appearing later
+    /// need a wake-up), else when the program makes it, or on the first ``refresh()`` that finds it.
+    init(frameTickInterval: UInt64? = nil) {
+        observers = RunLoopObservers.make()
+        self.frameTickInterval = frameTickInterval
+        let attachedNow = lock.withLock { attachIfLoopExists() }
+        guard !attachedNow, !observers.isEmpty else { return }
+        Self.awaitingLoop = self
+        sw_agent_on_main_run_loop { pointer in
+            guard let pointer, let observation = MainLoopObservation.awaitingLoop else { return }
+            let loop = Unmanaged<CFRunLoop>.fromOpaque(pointer).takeUnretainedValue()
+            observation.lock.withLock { observation.attach(to: loop) }
+        }
+        // The program may have made its loop between the lookup and the hook.
+        lock.withLock { _ = attachIfLoopExists() }
+    }
+
+    /// Attaches if not yet done, then observes modes not seen before. Returns true if it added observers
+    /// anywhere: the published state may be stale until the main thread has gone through its next transition.
+    func refresh() -> Bool {
+        lock.withLock {
+            // Nothing to observe, or a main thread gone for good: touching its loop would only make CoreFoundation
+            // print into the workload's stderr.
+            guard !detached, !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return false }
+            let attachedNow = attachIfLoopExists()
+            guard let loop else { return false }
+            let added = addObserversToNewModes() || attachedNow
+            if added {
+                // A loop may already be running in the new mode, entered before it had observers.
+                RunLoopModes.modesChanged.store(true, ordering: .releasing)
+                CFRunLoopWakeUp(loop)
+            }
+            return added
+        }
+    }
+
+    /// Removes the observers and the frame tick: the main thread no longer publishes. Final.
+    func detach() {
+        lock.withLock {
+            detached = true
+            if Self.awaitingLoop === self {
+                sw_agent_on_main_run_loop(nil)
+                Self.awaitingLoop = nil
+            }
+            for observer in observers { CFRunLoopObserverInvalidate(observer) }
+            if let frameTick { FrameTickTimer.remove(frameTick) }
+        }
+    }
+
+    /// Attaches to the main loop if the program has made it (or if that cannot be known). Lock held.
+    private func attachIfLoopExists() -> Bool {
+        guard loop == nil, !detached, !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return false }
+        var answerable: Int32 = 0
+        let existing = sw_agent_existing_main_run_loop(&answerable)
+        if let existing {
+            attach(to: Unmanaged<CFRunLoop>.fromOpaque(existing).takeUnretainedValue())
+        } else if answerable == 0 {
+            attach(to: CFRunLoopGetMain())
+        }
+        return loop != nil
+    }
+
+    /// Adds the observers to the common modes and the frame tick. Lock held.
+    private func attach(to mainLoop: CFRunLoop) {
+        guard loop == nil, !detached else { return }
+        for observer in observers { CFRunLoopAddObserver(mainLoop, observer, kCFRunLoopCommonModes) }
+        if let frameTickInterval { frameTick = FrameTickTimer.install(on: mainLoop, interval: frameTickInterval) }
+        loop = mainLoop
+        if Self.awaitingLoop === self { Self.awaitingLoop = nil }
+        // The modes the loop has now are observed through the common modes or get the observers here.
         _ = addObserversToNewModes()
     }
 
-    /// Observes modes not seen before. Returns true if there were any: the published state may be stale
-    /// until the main thread has gone through its next transition.
-    func refresh() -> Bool {
-        // Nothing to observe, or a main thread gone for good: touching its loop would only make CoreFoundation
-        // print into the workload's stderr.
-        guard !observers.isEmpty, sw_agent_main_thread_exited() == 0 else { return false }
-        let added = addObserversToNewModes()
-        if added {
-            // A loop may already be running in the new mode, entered before it had observers.
-            RunLoopModes.modesChanged.store(true, ordering: .releasing)
-            CFRunLoopWakeUp(CFRunLoopGetMain())
-        }
-        return added
-    }
-
     private func addObserversToNewModes() -> Bool {
-        let mainLoop = CFRunLoopGetMain()
-        guard let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
+        guard let mainLoop = loop, let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
         var added = false
         for index in 0..<CFArrayGetCount(modes) {
             guard let pointer = CFArrayGetValueAtIndex(modes, index) else { continue }

@@ -69,19 +69,16 @@ public final class StallMonitor: @unchecked Sendable {
     private static let lock = NSLock()
 
     private let watcher: Watcher
-    private let observers: [CFRunLoopObserver]
+    private let observation: MainLoopObservation
     private let sink: StallSink
-    /// `--fps`: the frame tick and what turns its ticks into readings.
-    private let frameTick: (timer: CFRunLoopTimer, watch: FrameRateWatch)?
+    /// `--fps`: what turns the frame tick's ticks into readings.
+    private let frameRate: FrameRateWatch?
 
-    private init(
-        watcher: Watcher, observers: [CFRunLoopObserver], sink: StallSink,
-        frameTick: (timer: CFRunLoopTimer, watch: FrameRateWatch)?
-    ) {
+    private init(watcher: Watcher, observation: MainLoopObservation, sink: StallSink, frameRate: FrameRateWatch?) {
         self.watcher = watcher
-        self.observers = observers
+        self.observation = observation
         self.sink = sink
-        self.frameTick = frameTick
+        self.frameRate = frameRate
     }
 
     /// Starts watching with `handler` receiving each stall when it ends.
@@ -98,10 +95,9 @@ public final class StallMonitor: @unchecked Sendable {
         Self.lock.lock()
         defer { Self.lock.unlock() }
         guard Self.running === self else { return }
-        RunLoopObservers.remove(observers)
-        if let frameTick { FrameTickTimer.remove(frameTick.timer) }
+        observation.detach()
         watcher.stop()
-        if let frameTick { for event in frameTick.watch.finish() { sink.frameRate(event) } }
+        if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
         (sink as? HandlerSink)?.flushUnfinished()
         Self.running = nil
@@ -112,27 +108,22 @@ public final class StallMonitor: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard running == nil else { throw .alreadyRunning }
-        let observers = RunLoopObservers.install()
-        let frameTick = settings.frameRate.flatMap { configuration in
-            FrameTickTimer.install(interval: configuration.frameInterval).map { timer in
-                (timer: timer, watch: FrameRateWatch(ring: FrameTickTimer.ring, configuration: configuration))
-            }
-        }
+        let observation = MainLoopObservation(frameTickInterval: settings.frameRate?.frameInterval)
+        let frameRate = settings.frameRate.map { FrameRateWatch(ring: FrameTickTimer.ring, configuration: $0) }
         let watcher = Watcher(
-            board: ActivityBoard.shared, settings: settings, sink: sink, modeTracker: ModeTracker(observers: observers),
-            frames: frameTick?.watch)
+            board: ActivityBoard.shared, settings: settings, sink: sink, observation: observation, frames: frameRate)
         watcher.start()
         // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
         // handler too.
         finalReport = {
             watcher.reportBusyPeriods(now: sw_agent_now_ns(), force: true)
-            if let frameTick { for event in frameTick.watch.finish() { sink.frameRate(event) } }
+            if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         }
         if !exitHandlerInstalled {
             exitHandlerInstalled = true
             atexit { StallMonitor.finalReport?() }
         }
-        let monitor = StallMonitor(watcher: watcher, observers: observers, sink: sink, frameTick: frameTick)
+        let monitor = StallMonitor(watcher: watcher, observation: observation, sink: sink, frameRate: frameRate)
         running = monitor
         return monitor
     }
@@ -187,17 +178,25 @@ final class HandlerSink: StallSink {
         guard var stall = pending, let images else { return }
         let tid = stall.report.tid
         stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
-        let capture = InProcessCapture.capture(tid: tid)
+        let capture = InProcessCapture.capture(tid: tid, maxFrames: settings.inProcessMaxFrames)
         if capture.addresses.isEmpty {
             stall.noteCaptureFailure(capture.error)
         } else {
+            let native = symbolicator.symbolicate(capture.addresses, images: images)
             // The thread runs again: its task's async callers are read from the heap now, through reads that fail
             // rather than fault.
             let named = AsyncCallers.splice(
-                into: symbolicator.symbolicate(capture.addresses, images: images), hints: capture.asyncHints,
-                images: images, memory: ProcessMemory.current, symbolicator: symbolicator)
+                into: native, hints: capture.asyncHints, images: images, memory: ProcessMemory.current,
+                symbolicator: symbolicator)
+            // The in-process capture stops at the limit: what lies beyond is not known.
+            let truncation =
+                capture.addresses.count >= settings.inProcessMaxFrames
+                ? StackTruncation(
+                    omittedFrames: nil, resumesAt: named.frames.count, maxFrames: settings.inProcessMaxFrames)
+                : nil
             stall.add(
-                frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds)
+                frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
+                truncation: truncation)
             stall.noteStackProblem(named.error)
         }
         pending = stall

@@ -23,7 +23,7 @@ final class Watcher: @unchecked Sendable {
     private var started = false
     private var announced = false
 
-    private let modeTracker: ModeTracker?
+    private let observation: MainLoopObservation?
     /// `--fps`: the frame ticks to drain on each wake; nil without `--fps`.
     private let frames: FrameRateWatch?
     private let strategy: WatchStrategy
@@ -40,12 +40,12 @@ final class Watcher: @unchecked Sendable {
     private var probeDelay: UInt64 { detector.threshold }
 
     init(
-        board: ActivityBoard, settings: WatchSettings, sink: StallSink, modeTracker: ModeTracker? = nil,
+        board: ActivityBoard, settings: WatchSettings, sink: StallSink, observation: MainLoopObservation? = nil,
         frames: FrameRateWatch? = nil
     ) {
         self.board = board
         self.sink = sink
-        self.modeTracker = modeTracker
+        self.observation = observation
         self.frames = frames
         self.strategy = settings.strategy
         self.detector = StallDetector(threshold: settings.thresholdNanoseconds, count: settings.count)
@@ -79,8 +79,8 @@ final class Watcher: @unchecked Sendable {
         // the frame ticks, and those extra wakes must not count as readings (they would take extra samples).
         var detectorDue = now
         while true {
-            if modeTracker?.refresh() == true {
-                // A mode appeared and the main loop was woken: its published state may be stale until the
+            if observation?.refresh() == true {
+                // The main loop or a mode appeared and the main loop was woken: its published state may be stale until the
                 // main thread gets to run and goes through a transition, which on a busy machine can take a
                 // while. Judge nothing on that stale state for up to one stall's age.
                 awaitingTransition = (board.read(now: now).sequence, now)

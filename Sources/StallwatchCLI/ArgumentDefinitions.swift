@@ -7,7 +7,8 @@ import StallwatchCore
 struct ArgumentDefinition: Sendable {
     /// What the option sets.
     enum Key: Sendable {
-        case threshold, count, maxSamples, format, output, color, scenario, mode, duration, allThreads, version, help
+        case threshold, count, maxSamples, maxFrames, format, output, color, scenario, mode, duration, allThreads,
+            version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
         case reportFormat, html, export
@@ -51,7 +52,7 @@ enum ArgumentDefinitions {
         case .demo:
             [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
         case .attach: [mode, duration] + watchOptions + exportOptions + [version, help]
-        case .stack: [allThreads, stackFormat, version, help]
+        case .stack: [allThreads, maxFrames, stackFormat, version, help]
         case .report: reportOptions + [version, help]
         }
     }
@@ -109,6 +110,18 @@ enum ArgumentDefinitions {
         abstract: """
             Detach after this long, up to 1 hour; without it, watch until Ctrl-C, SIGTERM or the \
             process's exit.
+            """
+    )
+
+    static let maxFrames = ArgumentDefinition(
+        key: .maxFrames,
+        names: ["--max-frames"],
+        valueName: "n",
+        abstract: """
+            Frames to keep per stack, from \(WatchSettings.maxFramesRange.lowerBound) to \
+            \(WatchSettings.maxFramesRange.upperBound); of a deeper stack the innermost three quarters and the \
+            outermost quarter are kept, and the frames left out between them are said. \
+            (default: \(WatchSettings().maxFrames))
             """
     )
 
@@ -220,6 +233,7 @@ enum ArgumentDefinitions {
                 \(WatchSettings.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
                 """
         ),
+        maxFrames,
         ArgumentDefinition(
             key: .format,
             names: ["--format"],

@@ -160,11 +160,16 @@ public struct StackOptions: Equatable, Sendable {
     public var allThreads: Bool
     /// Text for people, or one JSON object (`--format`).
     public var format: OutputFormat
+    /// Frames kept per stack (`--max-frames`).
+    public var maxFrames: Int
 
     /// Creates stack options.
-    public init(pid: Int32, allThreads: Bool = false, format: OutputFormat = .text) {
+    public init(
+        pid: Int32, allThreads: Bool = false, format: OutputFormat = .text, maxFrames: Int = WatchSettings().maxFrames
+    ) {
         self.pid = pid
         self.allThreads = allThreads
         self.format = format
+        self.maxFrames = maxFrames
     }
 }

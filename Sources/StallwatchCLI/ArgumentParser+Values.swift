@@ -39,6 +39,12 @@ extension ArgumentParser {
                     throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
                 }
                 parsed.watch.maxSamples = samples
+            case .maxFrames:
+                let range = WatchSettings.maxFramesRange
+                guard let frames = Int(value), range.contains(frames) else {
+                    throw invalid(": expected a whole number from \(range.lowerBound) to \(range.upperBound)")
+                }
+                parsed.watch.settings.maxFrames = frames
             case .format:
                 guard let format = OutputFormat(rawValue: value) else {
                     throw invalid(choices(OutputFormat.allCases.map(\.rawValue)))

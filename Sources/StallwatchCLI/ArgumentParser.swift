@@ -78,7 +78,10 @@ public enum ArgumentParser {
     private static func parseStack(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
         if let request = builtInRequestAnywhere(in: arguments, topic: .stack) { return request }
         let (parsed, pid) = try parseOptionsAndPid(arguments, topic: .stack)
-        return .stack(StackOptions(pid: pid, allThreads: parsed.allThreads, format: parsed.watch.format))
+        return .stack(
+            StackOptions(
+                pid: pid, allThreads: parsed.allThreads, format: parsed.watch.format,
+                maxFrames: parsed.watch.settings.maxFrames))
     }
 
     /// `[<options>] <pid> [<options>]`: the one operand of `attach` and `stack`, with options on either side of it

@@ -28,6 +28,11 @@ final class Collector {
     private let socket: Int32?
     /// Whether the socket is still worth polling: a hung-up socket would wake the loop at once, for ever.
     private var socketOpen: Bool
+    /// When every copy of the workload's end of the socket was closed, `CLOCK_MONOTONIC` ns: at its exit, or
+    /// earlier if it closed its inherited descriptors.
+    private(set) var hungUpAt: UInt64?
+    /// `run`: looks for workload processes started without the agent.
+    var preloadWitness: PreloadWitness?
     private let signals: SignalChannel
     private let target: any WatchTarget
     private let settings: WatchSettings
@@ -76,7 +81,7 @@ final class Collector {
         self.target = target
         self.settings = settings
         self.output = output
-        capturer = StallCapturer(socket: socket)
+        capturer = StallCapturer(socket: socket, maxFrames: settings.maxFrames)
         gate = MessageGate(
             isWatchable: { [target] in target.mayWatch($0) },
             threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })
@@ -115,17 +120,22 @@ final class Collector {
             if descriptors[0].revents != 0 { target.received(signals.drain()) }
             if descriptors.count > 1 {
                 let events = descriptors[1].revents
-                if events & Int16(POLLIN) != 0 {
-                    receiveMessages(into: &buffer)
-                } else if events & Int16(POLLHUP | POLLERR) != 0 {
+                // Messages queued before a hang-up are read first; then the socket is out of the poll set for good,
+                // which a hung-up socket would otherwise keep readable forever.
+                let endOfStream = events & Int16(POLLIN) != 0 && receiveMessages(into: &buffer)
+                if endOfStream || events & Int16(POLLHUP | POLLERR) != 0 {
                     socketOpen = false
+                    hungUpAt = monotonicNow()
                     target.agentHungUp()
                 }
             }
             for message in target.step(now: monotonicNow()) { handle(message) }
+            if let preloadWitness, loadedPids.count > watchedPids.count {
+                preloadWitness.check(loadedPids.filter { !watchedPids.contains($0) }.sorted(), now: monotonicNow())
+            }
         }
         // Messages sent just before the workload exited are still queued: read them all.
-        receiveMessages(into: &buffer)
+        if socketOpen { _ = receiveMessages(into: &buffer) }
     }
 
     /// Every stall seen, finished ones first, then those still in progress when the watch ended.
@@ -145,15 +155,18 @@ final class Collector {
 
     // MARK: Events
 
-    private func receiveMessages(into buffer: inout [UInt8]) {
-        guard let socket else { return }
+    /// Reads every queued message. Returns true at the end of the stream: every copy of the workload's end is
+    /// closed (the agent never sends an empty datagram).
+    private func receiveMessages(into buffer: inout [UInt8]) -> Bool {
+        guard let socket else { return false }
         while true {
             var sender: Int32 = 0
             let received = buffer.withUnsafeMutableBytes {
                 sw_recv_from_process(socket, $0.baseAddress, UInt($0.count), Int32(MSG_DONTWAIT), &sender)
             }
             if received < 0, errno == EINTR { continue }
-            guard received > 0 else { return }
+            if received == 0 { return true }
+            guard received > 0 else { return errno != EAGAIN && errno != EWOULDBLOCK }
             guard let message = WireFormat.decode(AgentMessage.self, from: buffer.prefix(Int(received))) else {
                 droppedMessages += 1
                 continue

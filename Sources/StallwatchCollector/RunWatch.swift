@@ -93,11 +93,13 @@ public final class RunWatch {
         let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
         let collector = Collector(
             socket: collectorEnd, signals: signals, target: target, settings: settings, output: output)
+        collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
-            warnings: Self.warnings(collector, timedOut: target.timedOut), watchedPids: collector.watchedPids,
+            warnings: Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
+            watchedPids: collector.watchedPids,
             strategies: collector.strategiesUsed, busyPeriods: collector.busyPeriodHistogram,
             framesPerSecond: collector.framesPerSecond,
             startedAt: started, endedAt: monotonicNow())
@@ -108,10 +110,31 @@ public final class RunWatch {
         signals = nil
     }
 
+    /// How long the socket may hang up before the workload's exit and still be the exit closing it: the kernel
+    /// closes a dying process's descriptors before its parent can reap it, and a loaded machine may take a while.
+    static let exitClosingGrace: UInt64 = 250_000_000
+
     /// What the agents said, and why nothing may have been watched.
-    private static func warnings(_ collector: Collector, timedOut: Bool) -> [String] {
+    /// - Parameter socket: the workload's descriptor of the agent's socket.
+    private static func warnings(
+        _ collector: Collector, target: LaunchedWorkload, socket: Int32, startedAt: UInt64
+    ) -> [String] {
         var warnings = collector.refusals + collector.droppedMessageWarning
-        if collector.loadedPids.isEmpty, timedOut {
+        if let hungUp = collector.hungUpAt, !collector.loadedPids.isEmpty,
+            hungUp + exitClosingGrace < target.exitedAt ?? .max
+        {
+            let tenths = (hungUp - startedAt) / 100_000_000
+            let seconds = "\(tenths / 10).\(tenths % 10)"
+            let descriptor = "descriptor \(socket) in it, named by \(AgentEnvironment.socket)"
+            warnings.append(
+                "the workload closed stallwatch's socket (\(descriptor)) \(seconds) s into the run and went on running:"
+                    + " nothing after that was watched; a program that closes its inherited descriptors must leave"
+                    + " that one open")
+            return warnings
+        }
+        if let unwatched = collector.preloadWitness?.warning {
+            warnings.append(unwatched)
+        } else if collector.loadedPids.isEmpty, target.timedOut {
             warnings.append(
                 "--timeout stopped the workload before the stallwatch agent had loaded into it, so nothing was"
                     + " watched")

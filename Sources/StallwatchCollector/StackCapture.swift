@@ -19,16 +19,17 @@ public enum StackCapture {
     /// Checks the process, then captures.
     ///
     /// - Parameter started: when the command started, for the dump's elapsed time.
-    public static func capture(pid: Int32, allThreads: Bool, startedAt started: UInt64) throws(StallwatchError)
-        -> ProcessStacks
-    {
+    /// - Parameter maxFrames: frames kept per stack (`--max-frames`).
+    public static func capture(
+        pid: Int32, allThreads: Bool, maxFrames: Int = WatchSettings().maxFrames, startedAt started: UInt64
+    ) throws(StallwatchError) -> ProcessStacks {
         let target = try Preflight.inspect(pid: pid)
         if let obstacle = target.ptraceObstacle {
             throw StallwatchError(
                 message: "cannot capture the stacks of pid \(target.pid): \(obstacle.advice)",
                 exitCode: ExitCode.permissionDenied)
         }
-        return try capture(target, allThreads: allThreads, startedAt: started).get()
+        return try capture(target, allThreads: allThreads, maxFrames: maxFrames, startedAt: started).get()
     }
 
     /// How often a capture that lost its thread is tried again while the process lives.
@@ -36,13 +37,14 @@ public enum StackCapture {
 
     /// One capture, tried again when the thread seemed gone but the process is alive: a process that creates and
     /// joins threads in a loop can make a stop report its group's exit for a moment.
-    static func captureRetryingTransientLoss(_ sampler: RemoteStackSampler, _ target: TargetProcess, tid: Int32)
-        throws(RemoteCaptureError) -> RemoteStack
-    {
+    static func captureRetryingTransientLoss(
+        _ sampler: RemoteStackSampler, _ target: TargetProcess, tid: Int32,
+        maxFrames: Int = RemoteStackSampler.defaultMaxFrames
+    ) throws(RemoteCaptureError) -> RemoteStack {
         var attempt = 0
         while true {
             do {
-                return try sampler.capture(pid: target.pid, tid: tid, timeout: stopTimeout)
+                return try sampler.capture(pid: target.pid, tid: tid, maxFrames: maxFrames, timeout: stopTimeout)
             } catch {
                 attempt += 1
                 switch error {
@@ -61,9 +63,9 @@ public enum StackCapture {
     ///
     /// Nothing else runs while a thread is stopped: work on other threads of ours would compete with the target for
     /// the CPU it needs the moment it is released.
-    static func capture(_ target: TargetProcess, allThreads: Bool, startedAt started: UInt64) -> Result<
-        ProcessStacks, StallwatchError
-    > {
+    static func capture(
+        _ target: TargetProcess, allThreads: Bool, maxFrames: Int = WatchSettings().maxFrames, startedAt started: UInt64
+    ) -> Result<ProcessStacks, StallwatchError> {
         let pid = target.pid
         let all = ThreadInspector.threads(pid: pid)
         let tids = allThreads ? all : [pid]
@@ -75,7 +77,7 @@ public enum StackCapture {
             let state = ThreadInspector.state(pid: pid, tid: tid)
             firstStop = firstStop ?? monotonicNow()
             do {
-                let stack = try captureRetryingTransientLoss(sampler, target, tid: tid)
+                let stack = try captureRetryingTransientLoss(sampler, target, tid: tid, maxFrames: maxFrames)
                 captured.append((tid, name, state, stack, nil))
             } catch {
                 switch error {
@@ -113,19 +115,29 @@ public enum StackCapture {
             // A stack that ends before the thread's start says so, and why.
             let cutShort = thread.stack.flatMap { stack in
                 StackEnd.cutShortNote(
-                    frames: native, unwindError: stack.unwindError, maxFrames: RemoteStackSampler.defaultMaxFrames,
-                    captured: stack.addresses.count)
+                    frames: native, unwindError: stack.unwindError, walkLimited: stack.walkLimited)
             }
             let problems = [thread.error ?? cutShort, withCallers?.error].compactMap { $0 }
             return ThreadStack(
                 tid: thread.tid, name: thread.name, state: thread.state, frames: frames,
                 stoppedNanoseconds: thread.stack?.stoppedNanoseconds,
-                error: problems.isEmpty ? nil : problems.joined(separator: "; "))
+                error: problems.isEmpty ? nil : problems.joined(separator: "; "),
+                truncation: thread.stack.flatMap { StackTruncation.of(frames: frames, stack: $0, maxFrames: maxFrames) }
+            )
         }
         return .success(
             ProcessStacks(
                 pid: pid, processName: target.name, capturedAt: firstStop ?? monotonicNow(),
                 threadCount: max(all.count, threads.count), threads: threads,
                 elapsedNanoseconds: monotonicNow() - started, warnings: target.warnings))
+    }
+}
+
+extension StackTruncation {
+    /// What `stack` left out, once its addresses are named as `frames`; nil when it is whole.
+    static func of(frames: [Frame], stack: RemoteStack, maxFrames: Int) -> StackTruncation? {
+        of(
+            frames: frames, innerAddresses: stack.innerFrameCount, omitted: stack.omittedFrames, maxFrames: maxFrames,
+            walkLimited: stack.walkLimited)
     }
 }

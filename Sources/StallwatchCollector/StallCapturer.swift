@@ -30,8 +30,12 @@ final class StallCapturer {
     /// Processes that refused ptrace once, and the explanation.
     private var ptraceRefused: [Int32: String] = [:]
 
-    init(socket: Int32?) {
+    /// Frames kept per stack (`--max-frames`).
+    private let maxFrames: Int
+
+    init(socket: Int32?, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
+        self.maxFrames = maxFrames
     }
 
     /// Takes one sample of `tid`.
@@ -45,7 +49,7 @@ final class StallCapturer {
         }
         let capturedAt = monotonicNow()
         do {
-            let stack = try sampler.capture(pid: pid, tid: tid)
+            let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
             reply(.captured(identifier: identifier))
             let images = self.images(for: &stall, covering: stack.addresses)
             // The thread runs again: the async callers are read from the heap now.
@@ -53,7 +57,9 @@ final class StallCapturer {
                 into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
                 images: images, symbolicator: symbolicator)
             stall.assembler.add(
-                frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds)
+                frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
+                truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
+                unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(named.error)
         } catch {
             switch error {
@@ -95,7 +101,13 @@ final class StallCapturer {
         let named = asyncCallers.map {
             AsyncCallers.insert($0, into: native, images: images, symbolicator: symbolicator)
         }
-        stall.assembler.add(frames: named?.frames ?? native, capturedAt: capturedAt)
+        let frames = named?.frames ?? native
+        // The agent's capture stops at the limit: what lies beyond is not known.
+        let limit = min(maxFrames, WatchSettings.inProcessFrameLimit)
+        let truncation =
+            addresses.count >= limit
+            ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: limit) : nil
+        stall.assembler.add(frames: frames, capturedAt: capturedAt, truncation: truncation)
         stall.assembler.noteStackProblem(named?.error)
     }
 

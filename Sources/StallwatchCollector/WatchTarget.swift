@@ -35,6 +35,8 @@ final class LaunchedWorkload: WatchTarget {
     private(set) var timedOut = false
     /// The workload's raw wait status once it exited.
     private(set) var waitStatus: Int32?
+    /// When it was reaped, `CLOCK_MONOTONIC` ns.
+    private(set) var exitedAt: UInt64?
 
     init(_ workload: Workload, timeout: UInt64?, now: UInt64) {
         self.workload = workload
@@ -93,6 +95,7 @@ final class LaunchedWorkload: WatchTarget {
         let stopped = status & 0xff == 0x7f
         if result == workload.pid, !stopped { waitStatus = status }
         if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
+        if waitStatus != nil { exitedAt = monotonicNow() }
     }
 }
 

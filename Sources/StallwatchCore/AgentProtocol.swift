@@ -70,6 +70,7 @@ public enum AgentEnvironment {
     public static let strategy = "STALLWATCH_STRATEGY"
     /// `--max-samples`: stacks per stall, one at detection and one per threshold after.
     public static let maxSamples = "STALLWATCH_MAX_SAMPLES"
+    public static let maxFrames = "STALLWATCH_MAX_FRAMES"
     /// PID of the collector, which the agent allows to ptrace it (`PR_SET_PTRACER`) under Yama.
     public static let collectorPid = "STALLWATCH_COLLECTOR_PID"
     /// `--fps`: `1` to run the 60 Hz frame tick and report frame rates.

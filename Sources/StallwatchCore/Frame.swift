@@ -54,13 +54,21 @@ public struct Sample: Equatable, Sendable {
     public var stoppedNanoseconds: UInt64?
     /// The thread's scheduler state just before the capture, where readable.
     public var threadState: ThreadState?
+    /// The frames left out of a stack deeper than the capture keeps; nil when the stack is whole.
+    public var truncation: StackTruncation?
+    /// Why the stack ends before the thread's start (see ``StackEnd``); nil when it reaches it.
+    public var cutShort: String?
 
-    public init(frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, threadState: ThreadState? = nil)
-    {
+    public init(
+        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, threadState: ThreadState? = nil,
+        truncation: StackTruncation? = nil, cutShort: String? = nil
+    ) {
         self.frames = frames
         self.capturedAt = capturedAt
         self.stoppedNanoseconds = stoppedNanoseconds
         self.threadState = threadState
+        self.truncation = truncation
+        self.cutShort = cutShort
     }
 }
 

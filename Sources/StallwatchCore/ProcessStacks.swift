@@ -14,10 +14,12 @@ public struct ThreadStack: Equatable, Sendable {
     public var stoppedNanoseconds: UInt64?
     /// Why there is no stack, or why it is cut short.
     public var error: String?
+    /// The frames left out of a stack deeper than the capture keeps; nil when none were.
+    public var truncation: StackTruncation?
 
     public init(
         tid: Int32, name: String, state: ThreadState?, frames: [Frame], stoppedNanoseconds: UInt64?,
-        error: String? = nil
+        error: String? = nil, truncation: StackTruncation? = nil
     ) {
         self.tid = tid
         self.name = name
@@ -25,6 +27,7 @@ public struct ThreadStack: Equatable, Sendable {
         self.frames = frames
         self.stoppedNanoseconds = stoppedNanoseconds
         self.error = error
+        self.truncation = truncation
     }
 }
 

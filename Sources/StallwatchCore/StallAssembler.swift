@@ -45,13 +45,18 @@ public struct StallAssembler: Sendable {
 
     /// A captured, named stack.
     public mutating func add(
-        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil
+        frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil,
+        truncation: StackTruncation? = nil, unwindError: Int32 = 0
     ) {
         if let method { report.captureMethod = method }
+        // A stack limited by --max-frames says so in its truncation; one that ends early for another reason, here.
+        let cutShort = StackEnd.cutShortNote(
+            frames: frames, unwindError: unwindError, walkLimited: truncation?.walkLimited ?? false)
         report.samples.append(
             Sample(
                 frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
-                threadState: lastState))
+                threadState: lastState, truncation: truncation,
+                cutShort: truncation != nil && truncation?.omittedFrames == nil ? nil : cutShort))
         report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }
 

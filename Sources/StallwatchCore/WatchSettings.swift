@@ -19,6 +19,8 @@ public struct WatchSettings: Equatable, Sendable {
     public static let countRange: ClosedRange<Int> = 1...100
     /// Stacks per stall.
     public static let maxSamplesRange: ClosedRange<Int> = 1...1000
+    /// Frames kept per stack: enough to show where and which thread, few enough to keep the stop short.
+    public static let maxFramesRange: ClosedRange<Int> = 16...4096
     /// `--fps-max-frame`: above one 60 Hz frame, and short of absurd.
     public static let fpsMaxFrameRange: ClosedRange<UInt64> = 17_000_000...10_000_000_000
     /// `--fps-dump`.
@@ -32,6 +34,14 @@ public struct WatchSettings: Equatable, Sendable {
     public var count: Int
     /// Stacks per stall: one at detection, then one per threshold while it lasts (`--max-samples`; 10).
     public var maxSamples: Int
+    /// Frames kept per stack, innermost and outermost, of a deeper one (`--max-frames`; 256).
+    public var maxFrames = 256
+    /// The most frames an in-process capture (the agent's, with a signal) keeps: its stack must fit one message to the
+    /// collector beside the image map. Its stacks keep the innermost frames only.
+    public static let inProcessFrameLimit = 512
+
+    /// Frames an in-process capture keeps under these settings.
+    public var inProcessMaxFrames: Int { min(maxFrames, Self.inProcessFrameLimit) }
     /// How the agent watches (`--strategy`; `auto`).
     public var strategy: WatchStrategy
     /// `--fps`: the frame tick's settings; nil runs no frame tick.
@@ -68,6 +78,7 @@ public struct WatchSettings: Equatable, Sendable {
             AgentEnvironment.thresholdNanoseconds: String(thresholdNanoseconds),
             AgentEnvironment.count: String(count),
             AgentEnvironment.maxSamples: String(maxSamples),
+            AgentEnvironment.maxFrames: String(maxFrames),
             AgentEnvironment.strategy: strategy.rawValue,
         ]
         for name in FrameRateMonitor.Configuration.environmentNames { variables[name] = .some(nil) }
@@ -87,6 +98,9 @@ public struct WatchSettings: Equatable, Sendable {
         if let count = environment[AgentEnvironment.count].flatMap(Int.init) { self.count = count }
         if let samples = environment[AgentEnvironment.maxSamples].flatMap(Int.init) {
             maxSamples = min(max(samples, Self.maxSamplesRange.lowerBound), Self.maxSamplesRange.upperBound)
+        }
+        if let frames = environment[AgentEnvironment.maxFrames].flatMap(Int.init) {
+            maxFrames = min(max(frames, Self.maxFramesRange.lowerBound), Self.maxFramesRange.upperBound)
         }
         strategy = environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? .auto
         frameRate = FrameRateMonitor.Configuration(environment: environment)

@@ -26,6 +26,7 @@ extension JSONLinesReporter {
                             ("stoppedMs", thread.stoppedNanoseconds.map(JSONValue.milliseconds) ?? .null),
                             ("error", .optional(thread.error)),
                             ("frames", .array(thread.frames.map(frameRecord))),
+                            ("truncated", thread.truncation.map(truncationRecord) ?? .null),
                         ])
                     })
             ),

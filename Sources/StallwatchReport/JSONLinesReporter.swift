@@ -130,6 +130,19 @@ public struct JSONLinesReporter: Reporter {
             ("stoppedMs", sample.stoppedNanoseconds.map(JSONValue.milliseconds) ?? .null),
             ("threadState", sample.threadState.map(stateRecord) ?? .null),
             ("frames", .array(sample.frames.map(frameRecord))),
+            ("truncated", sample.truncation.map(truncationRecord) ?? .null),
+            ("cutShort", .optional(sample.cutShort)),
+        ])
+    }
+
+    /// The frames a capture left out of a deep stack: `frames[resumesAtFrame...]` are the outermost ones kept.
+    func truncationRecord(_ truncation: StackTruncation) -> JSONValue {
+        .object([
+            ("omittedFrames", truncation.omittedFrames.map { .int(Int64($0)) } ?? .null),
+            ("resumesAtFrame", .int(Int64(truncation.resumesAt))),
+            ("maxFrames", .int(Int64(truncation.maxFrames))),
+            ("walkLimited", .bool(truncation.walkLimited)),
+            ("reason", .string(truncation.reason)),
         ])
     }
 

@@ -22,7 +22,7 @@ extension TextReporter {
             let main = thread.tid == stacks.pid ? " (main)" : ""
             lines.append("thread \(thread.tid) \"\(thread.name)\"\(main): \(Self.describe(thread.state))")
             if let error = thread.error { lines.append("  note: \(error)") }
-            lines.append(contentsOf: frameWriter.stack(thread.frames))
+            lines.append(contentsOf: frameWriter.stack(thread.frames, truncation: thread.truncation))
         }
         return TerminalText.lines(lines) + "\n"
     }

@@ -71,7 +71,8 @@ public struct TextReporter: Reporter {
             stall.samples.first { sample in sample.frames.contains { $0.symbol == dominant?.symbol } }
             ?? stall.samples.first
         if let shown {
-            lines.append(contentsOf: stack(shown.frames))
+            lines.append(contentsOf: stack(shown.frames, truncation: shown.truncation))
+            if let cutShort = shown.cutShort { lines.append("  note: \(cutShort)") }
         }
         return lines
     }
@@ -163,16 +164,19 @@ public struct TextReporter: Reporter {
         return String(name)
     }
 
-    /// The stack as aligned columns: index, symbol, image+offset, source location.
-    func stack(_ frames: [Frame]) -> [String] {
+    /// The stack as aligned columns: index, symbol, image+offset, source location. The frames `truncation` left out
+    /// are one line where they were, and the outermost frames keep their depth as numbers.
+    func stack(_ frames: [Frame], truncation: StackTruncation? = nil) -> [String] {
         let symbols = frames.map { frame in
             (frame.inlined ? "[inlined] " : "") + (frame.async ? "[async] " : "")
                 + (frame.symbol ?? "0x" + String(frame.address, radix: 16))
         }
         let width = min(72, symbols.map(\.count).max() ?? 0)
-        return zip(frames.indices, zip(frames, symbols)).map { index, pair in
+        let resumesAt = truncation.map { min($0.resumesAt, frames.count) } ?? frames.count
+        let lines = zip(frames.indices, zip(frames, symbols)).map { index, pair in
             let (frame, symbol) = pair
-            let number = String(index).leftPadded(to: 3)
+            let depth = index >= resumesAt ? index + (truncation?.omittedFrames ?? 0) : index
+            let number = String(depth).leftPadded(to: 3)
             let image = frame.imageName.map { name in "\(name) +0x\(String(frame.offset ?? 0, radix: 16))" } ?? ""
             var line = "   #\(number)  \(symbol.rightPadded(to: width))  \(image)"
             let location = Self.location(of: frame)
@@ -180,6 +184,8 @@ public struct TextReporter: Reporter {
             let isCulprit = UserCode.isUserWritten(frame)
             return isCulprit ? style.bold(line) : line
         }
+        guard let truncation else { return lines }
+        return Array(lines[..<resumesAt]) + ["   ...   \(truncation.reason)"] + Array(lines[resumesAt...])
     }
 
     /// ` at File.swift:12:5` for frames with a source location, otherwise empty.

@@ -29,6 +29,13 @@ public struct RemoteStack: Sendable {
     public var frameRecordContexts: [UInt64] = []
     /// Per frame, r14 as the unwinder recovered it: where the swiftasync convention passes the context.
     public var r14Values: [UInt64] = []
+    /// A stack deeper than `maxFrames`: how many frames were left out after the first ``innerFrameCount`` addresses
+    /// (the rest are the outermost); 0 when the stack is whole.
+    public var omittedFrames: Int = 0
+    public var innerFrameCount: Int { addresses.count - outerFrameCount }
+    public var outerFrameCount: Int = 0
+    /// The walk stopped at its bound (`SW_REMOTE_WALK_LIMIT` frames), short of the thread's start.
+    public var walkLimited = false
 
     public init(
         addresses: [UInt64],
@@ -138,6 +145,9 @@ public final class RemoteStackSampler {
             )
             stack.frameRecordContexts = addresses.indices.map { hints[2 * $0] }
             stack.r14Values = addresses.indices.map { hints[2 * $0 + 1] }
+            stack.omittedFrames = Int(result.omitted_frames)
+            stack.outerFrameCount = Int(result.outer_frames)
+            stack.walkLimited = result.walk_limited != 0
             return stack
         case SW_REMOTE_PERMISSION_DENIED:
             throw .permissionDenied(errno: result.error_number)

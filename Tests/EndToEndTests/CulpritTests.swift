@@ -77,4 +77,35 @@ import Testing
         #expect(first.symbols.contains { $0.contains("firstIndex(of:)") }, "\(first.symbols)")
         #expect(Set(stalls.map(\.fingerprint)).count == 2)
     }
+
+    /// A stall deep in a recursion: the sample keeps the innermost frames (the culprit) and the outermost (the run
+    /// loop and `_start`), and says how many were left out between them.
+    @Test func aStallDeepInARecursionKeepsBothEndsOfItsStack() throws {
+        let program = try compileSwift(
+            """
+            import Foundation
+            @inline(never) func descend(_ depth: Int) -> Int {
+                if depth == 0 {
+                    usleep(600_000)
+                    return 0
+                }
+                return descend(depth - 1) &+ 1
+            }
+            DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { _ = descend(3000); exit(0) }
+            RunLoop.main.run()
+            """, name: "deep", extraArguments: ["-Onone"])
+        defer { try? FileManager.default.removeItem(atPath: (program as NSString).deletingLastPathComponent) }
+        let result = try runStallwatch(
+            ["run", "--threshold", "100ms", "--max-frames", "64", "--format", "json", "--", program], timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        let sample = try #require(try result.stalls.first?.samples.first, "\(result.stdout)")
+        let truncated = try #require(sample.truncated.value, "the sample says it was cut: \(result.stdout)")
+        #expect(sample.frames.count >= 64)
+        #expect((truncated.omittedFrames ?? 0) > 2900, "\(truncated)")
+        #expect(sample.frames.last?.symbol == "_start", "the outermost frames are kept")
+        #expect(sample.frames[..<truncated.resumesAtFrame].contains { $0.symbol?.contains("descend") == true })
+        #expect(
+            sample.frames[truncated.resumesAtFrame...].contains { $0.symbol?.contains("CFRunLoopRun") == true },
+            "the run loop's frames are among the outermost")
+    }
 }

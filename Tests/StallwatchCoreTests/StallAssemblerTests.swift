@@ -13,6 +13,25 @@ import Testing
             settings: WatchSettings(thresholdNanoseconds: 80_000_000, count: 3), captureMethod: method)
     }
 
+    /// A sample whose stack ends before the thread's start says why; one cut by --max-frames says so in its
+    /// truncation instead, and a whole one says nothing.
+    @Test func samplesCutShortSaySo() {
+        func frame(_ symbol: String) -> Frame {
+            Frame(address: 0x1000, image: "/app/Daemon", offset: 0, symbol: symbol)
+        }
+        var stall = assembler()
+        stall.add(frames: [frame("work"), frame("main"), frame("_start")], capturedAt: 1)
+        stall.add(frames: [frame("work"), frame("helper")], capturedAt: 2)
+        stall.add(frames: [frame("work"), frame("helper")], capturedAt: 3, unwindError: -7)
+        let uncounted = StackTruncation(omittedFrames: nil, resumesAt: 2, maxFrames: 2)
+        stall.add(frames: [frame("work"), frame("helper")], capturedAt: 4, truncation: uncounted)
+        let samples = stall.report.samples
+        #expect(samples[0].cutShort == nil)
+        #expect(samples[1].cutShort?.contains("cut short after helper") == true)
+        #expect(samples[2].cutShort?.contains("bad frame (-7)") == true)
+        #expect(samples[3].cutShort == nil && samples[3].truncation == uncounted)
+    }
+
     @Test func theReportStartsFromTheOnsetAndSettings() {
         let report = assembler().report
         #expect(report.identifier == 4 && report.pid == 42 && report.tid == 43)

@@ -161,4 +161,28 @@ private struct AttachedRendering {
         #expect(frames[1].line == 42)
         #expect(record.warnings == ["the program file /app/MyDaemon was replaced"])
     }
+
+    /// A deep stack's left-out frames are one line where they were (the outermost keep their depth), and a JSON key.
+    @Test func aTruncatedStackSaysWhatWasLeftOut() throws {
+        var stacks = stacks()
+        let frames = (0..<6).map { index in
+            Frame(address: 0x1000 + UInt64(index), image: "/app/deep", offset: 0x10, symbol: "frame\(index)")
+        }
+        stacks.threads = [
+            ThreadStack(
+                tid: 4242, name: "deep", state: nil, frames: frames, stoppedNanoseconds: 1,
+                truncation: StackTruncation(omittedFrames: 994, resumesAt: 4, maxFrames: 6))
+        ]
+        let text = TextReporter(clock: fixedClock, colored: false).render(stacks)
+        let lines = text.split(separator: "\n").map(String.init)
+        let marker = try #require(lines.firstIndex { $0.hasPrefix("   ...   ") })
+        #expect(lines[marker].contains("994 frames between the innermost and the outermost left out"))
+        #expect(lines[marker - 1].contains("#  3  frame3"))
+        #expect(lines[marker + 1].contains("#998  frame4"), "\(lines[marker + 1])")
+        let record = try decode(StackRecord.self, JSONLinesReporter(clock: fixedClock).render(stacks))
+        let truncated = try #require(record.threads[0].truncated.value)
+        #expect(truncated.omittedFrames == 994 && truncated.resumesAtFrame == 4 && truncated.maxFrames == 6)
+        let whole = try decode(StackRecord.self, JSONLinesReporter(clock: fixedClock).render(self.stacks()))
+        #expect(whole.threads[0].truncated == .null)
+    }
 }

@@ -74,6 +74,7 @@ public struct StackThreadRecord: Decodable, Equatable, Sendable {
     /// Why the thread has no, or a cut-short, stack.
     public let error: String?
     public let frames: [FrameRecord]
+    public let truncated: Nullable<TruncationRecord>
 }
 
 /// `{"event":"stack", ...}`: `stallwatch stack --format json`.

@@ -39,6 +39,19 @@ public struct SampleRecord: Decodable, Equatable, Sendable {
     public let stoppedMs: Double?
     public let threadState: ThreadStateRecord?
     public let frames: [FrameRecord]
+    /// Frames left out of a stack deeper than `--max-frames`; `null` for a whole stack.
+    public let truncated: Nullable<TruncationRecord>
+    /// Why the stack ends before the thread's start; `null` when it reaches it.
+    public let cutShort: Nullable<String>
+}
+
+/// `truncated`: the frames a capture left out between the innermost and the outermost it kept.
+public struct TruncationRecord: Decodable, Equatable, Sendable {
+    public let omittedFrames: Int?
+    public let resumesAtFrame: Int
+    public let maxFrames: Int
+    public let walkLimited: Bool
+    public let reason: String
 }
 
 /// `capture`: how the stall's stacks were taken.

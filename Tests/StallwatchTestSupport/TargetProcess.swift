@@ -156,6 +156,24 @@ public enum CHelper {
         }
         """#)
 
+    /// A program whose main thread recurses `argv[1]` frames deep (`sw_deep_recurse`), prints `ready`, and pauses
+    /// there. Nil if it could not be built.
+    public static let deepRecursionPath: String? = build(
+        #"""
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <unistd.h>
+        __attribute__((noinline)) int sw_deep_recurse(int depth) {
+            if (depth <= 1) {
+                printf("ready\n");
+                fflush(stdout);
+                for (;;) pause();
+            }
+            return sw_deep_recurse(depth - 1) + 1;
+        }
+        int main(int argc, char **argv) { return sw_deep_recurse(argc > 1 ? atoi(argv[1]) : 1000); }
+        """#)
+
     /// Builds a C program once per source text, kept in the temporary directory; concurrent test runs each build
     /// and atomically rename. Nil if it could not be built (no cc).
     static func build(_ source: String) -> String? {

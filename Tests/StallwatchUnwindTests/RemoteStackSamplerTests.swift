@@ -220,4 +220,65 @@ struct RemoteStackSamplerTests {
         }
         #expect(target.state != nil && target.state != "t", "released and alive")
     }
+
+    /// Starts the deep-recursion helper `depth` frames deep and waits until it is there.
+    private func deepTarget(depth: Int) throws -> (TargetProcess, cleanup: () -> Void) {
+        let helper = try #require(CHelper.deepRecursionPath)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("sw-deep-\(getpid())-\(depth)").path
+        let target = try TargetProcess([helper, String(depth)], stdoutPath: output)
+        #expect(target.awaitExec(of: helper))
+        for _ in 0..<2500 where !((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("ready") {
+            usleep(2000)
+        }
+        usleep(20_000)
+        return (
+            target,
+            {
+                target.stop(); unlink(output)
+            }
+        )
+    }
+
+    @Test(
+        "a stack deeper than maxFrames keeps its innermost three quarters and its outermost quarter, and counts the rest",
+        .enabled(if: CHelper.deepRecursionPath != nil, "needs cc to build the helper"))
+    func deepStackKeepsBothEnds() throws {
+        let (target, cleanup) = try deepTarget(depth: 10_000)
+        defer { cleanup() }
+        let maps = target.mappings()
+        let sampler = RemoteStackSampler()
+        let whole = try sampler.capture(pid: target.pid, tid: target.pid, maxFrames: 4096)
+        let deep = try sampler.capture(pid: target.pid, tid: target.pid, maxFrames: 64)
+        #expect(deep.addresses.count == 64)
+        #expect(deep.innerFrameCount == 48 && deep.outerFrameCount == 16)
+        #expect(!deep.walkLimited)
+        // pause in libc, then the recursion ... then main, libc's start and _start in the helper.
+        #expect(maps.name(of: deep.addresses[0])?.contains("libc.so") == true)
+        #expect(maps.name(of: deep.addresses.last!) == CHelper.deepRecursionPath)
+        // The same stack twice: the kept ends are the whole capture's ends, and the count is what lies between.
+        let total = whole.addresses.count + whole.omittedFrames
+        #expect(total > 10_000 && total < 10_020, "\(total) frames")
+        #expect(deep.omittedFrames == total - 64)
+        #expect(Array(deep.addresses.suffix(16)) == Array(whole.addresses.suffix(16)))
+        #expect(Array(deep.addresses.prefix(48)) == Array(whole.addresses.prefix(48)))
+    }
+
+    @Test(
+        "a stack that fits is whole, and one beyond the walk's bound says so",
+        .enabled(if: CHelper.deepRecursionPath != nil, "needs cc to build the helper"))
+    func shallowAndBoundlessStacks() throws {
+        let (shallow, cleanupShallow) = try deepTarget(depth: 20)
+        defer { cleanupShallow() }
+        let sampler = RemoteStackSampler()
+        let whole = try sampler.capture(pid: shallow.pid, tid: shallow.pid, maxFrames: 64)
+        #expect(whole.omittedFrames == 0 && whole.outerFrameCount == 0 && !whole.walkLimited)
+        #expect(whole.addresses.count > 20 && whole.addresses.count < 40)
+
+        let (bottomless, cleanupBottomless) = try deepTarget(depth: 20_000)
+        defer { cleanupBottomless() }
+        let limited = try sampler.capture(pid: bottomless.pid, tid: bottomless.pid, maxFrames: 64)
+        #expect(limited.walkLimited)
+        #expect(limited.addresses.count == 64)
+        #expect(limited.omittedFrames == StackEnd.walkLimit - 64)
+    }
 }

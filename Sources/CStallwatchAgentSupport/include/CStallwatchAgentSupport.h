@@ -3,6 +3,7 @@
 #ifndef C_STALLWATCH_AGENT_SUPPORT_H
 #define C_STALLWATCH_AGENT_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -67,6 +68,18 @@ int sw_agent_main_thread_exited(void);
 int sw_agent_set_ptracer(pid_t pid);
 /// Sets (on != 0) or clears FD_CLOEXEC on `fd`. Returns 0 or a negative errno.
 int sw_agent_set_cloexec(int fd, int on);
+
+/// The file names of the shared libraries the program itself needs: the DT_NEEDED entries reachable from the
+/// executable, matched to the loaded objects (what only LD_PRELOAD brought in is not among them). Writes them
+/// NUL-separated into `buffer` (names that do not fit are left out) and returns how many it wrote, or -1.
+int sw_agent_program_libraries(char *buffer, size_t size);
+/// The main thread's CoreFoundation run loop if the program has made it, else NULL; never creates it.
+/// `known` (if not NULL) is set to 0 when this CoreFoundation cannot be asked (then NULL says nothing).
+void *sw_agent_existing_main_run_loop(int *known);
+/// Calls `hook` once with the main run loop the moment the program first obtains it (on the thread that asked,
+/// before the program can run it), if the preloaded agent's `_CFRunLoopGet0` stands in front of CoreFoundation's;
+/// never otherwise. Replaces any hook not yet called; NULL cancels.
+void sw_agent_on_main_run_loop(void (*hook)(void *loop));
 
 #ifdef __cplusplus
 }

@@ -26,12 +26,20 @@ extern "C" {
 /// Anything else; `failed_call` names the call that failed and `error_number` its errno.
 #define SW_REMOTE_FAILED 5
 
+/// The most frames one capture walks, to keep the outermost ones of a deep stack: a bound on the stop.
+#define SW_REMOTE_WALK_LIMIT 16384
+
 /// What one capture did and how long the target was stopped.
 typedef struct sw_remote_result {
     int status;              ///< one of SW_REMOTE_*
     int error_number;        ///< errno of the failing call, 0 if none
     int wait_status;         ///< raw wait status when status == SW_REMOTE_EXITED
     int frame_count;         ///< frames written to `addresses`
+    /// A stack deeper than `max_frames`: its innermost `frame_count - outer_frames` frames come first, then (after
+    /// `omitted_frames` left out) its `outer_frames` outermost ones, as far as the walk went (`walk_limited`).
+    int omitted_frames;
+    int outer_frames;
+    int walk_limited;        ///< 1 if the walk stopped at SW_REMOTE_WALK_LIMIT frames, short of the outermost
     int unwind_error;        ///< libunwind's last code (<0 = the walk ended early on UNW_E*), 0 = clean end
     int reached_vdso;        ///< 1 if a frame lay in the target's [vdso] (the vDSO unwind fix was used)
     int redelivered_signal;  ///< a signal that arrived while stopping and was handed back on detach, or 0
