@@ -47,7 +47,8 @@ struct InProcessAsyncCallerTests {
         let gate = TaskGate()
         let task = Task.detached { await AsyncFixture.awaitingOuter(gate) }
         defer { gate.released.store(true, ordering: .releasing) }
-        for _ in 0..<2000 where gate.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
+        // Long: in parallel test runs the cooperative pool may be busy for seconds before the task gets a thread.
+        for _ in 0..<20_000 where gate.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
         let tid = gate.tid.load(ordering: .acquiring)
         try #require(tid != 0, "the task never ran")
 
