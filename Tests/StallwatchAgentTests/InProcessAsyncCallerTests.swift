@@ -67,12 +67,19 @@ struct InProcessAsyncCallerTests {
         await task.value
 
         #expect(named.error == nil, "\(named.error ?? "")")
-        let symbols = named.frames.compactMap(\.symbol)
-        let native = try #require(symbols.firstIndex { $0.contains("awaitingMiddle") }, "\(symbols)")
-        let outer = try #require(symbols.firstIndex { $0.contains("awaitingOuter") }, "\(symbols)")
-        #expect(native < outer)
-        #expect(!named.frames[native].async)
-        #expect(named.frames[outer].async)
-        #expect(symbols.firstIndex { $0.contains("blockingInTask") }.map { $0 < native } == true)
+        let frames = named.frames
+        let symbols = frames.map { $0.symbol ?? "?" }
+        let blocking = index(of: "blockingInTask", in: frames)
+        let native = index(of: "awaitingMiddle", in: frames)
+        let outer = index(of: "awaitingOuter", in: frames)
+        try #require(blocking != nil && native != nil && outer != nil, "\(symbols)")
+        #expect(blocking! < native! && native! < outer!, "\(symbols)")
+        #expect(!frames[native!].async)
+        #expect(frames[outer!].async)
     }
+}
+
+/// The index of the first frame whose name contains `name`.
+private func index(of name: String, in frames: [Frame]) -> Int? {
+    frames.firstIndex { frame in frame.symbol?.contains(name) ?? false }
 }
