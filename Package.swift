@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 // stallwatch: finds main-run-loop stalls in Linux Swift programs and says why.
+import Foundation
 import PackageDescription
+
+/// `Scripts/sanitize` links stallwatch with the shared Swift runtime: the sanitizers' allocators and a runtime linked
+/// into the executable disagree (TSan's allocator check fails; ASan calls the Runtime module's frees of its own
+/// demangled names bad).
+let sharedRuntime = ProcessInfo.processInfo.environment["STALLWATCH_SHARED_RUNTIME"] == "1"
 
 let package = Package(
     name: "stallwatch",
@@ -8,8 +14,10 @@ let package = Package(
         .executable(name: "stallwatch", targets: ["stallwatch"]),
         .executable(name: "stallwatch-demo", targets: ["stallwatch-demo"]),
         .executable(name: "stallwatch-bench", targets: ["stallwatch-bench"]),
-        // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves.
-        .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent"]),
+        // Injected with LD_PRELOAD by `stallwatch run`; also linkable by apps that start the monitor themselves. An app
+        // that imports StallwatchReport too encodes reports as `run`'s JSON records, from the same library: a second,
+        // static copy of StallwatchCore in the app would give it two of every type.
+        .library(name: "StallwatchAgent", type: .dynamic, targets: ["StallwatchAgent", "StallwatchReport"]),
     ],
     targets: [
         // libunwind (with its ptrace and generic remote unwinders) from Debian's libunwind-dev.
@@ -42,7 +50,7 @@ let package = Package(
         // the in-process symbolicator, never the readers of target files.
         .target(
             name: "StallwatchAgent",
-            dependencies: ["StallwatchCore", "StallwatchImages", "CStallwatchAgentSupport"]
+            dependencies: ["StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport"]
         ),
         // Capture: a thread's stack from another process with ptrace and libunwind.
         .target(
@@ -88,7 +96,8 @@ let package = Package(
         // -static-stdlib itself. The agent stays dynamic: it must share the workload's runtime.
         .executableTarget(
             name: "stallwatch", dependencies: ["StallwatchCLI"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
+            linkerSettings: sharedRuntime
+                ? [] : [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]
         ),
         .executableTarget(name: "stallwatch-demo", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
@@ -96,6 +105,8 @@ let package = Package(
             name: "stallwatch-bench",
             dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
         ),
+        // The capture bench's library-mode app: it links the agent and starts the monitor itself.
+        .executableTarget(name: "stallwatch-bench-app", dependencies: ["StallwatchAgent"]),
         // What several test targets share: child processes to capture, the Decodable types of the JSON records.
         .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
         // The parsers of untrusted input as libFuzzer targets (Scripts/fuzz), or, built plainly, a replay of their

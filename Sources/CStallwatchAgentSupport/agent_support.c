@@ -81,6 +81,12 @@ __attribute__((constructor)) static void sw_agent_constructor(void) {
 
 // MARK: - Small helpers
 
+const char *sw_agent_library_path(void) {
+    Dl_info info;
+    if (dladdr((const void *)&sw_agent_library_path, &info) == 0 || info.dli_fname == NULL) return NULL;
+    return info.dli_fname;
+}
+
 uint64_t sw_agent_coarse_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);

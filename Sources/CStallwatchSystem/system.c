@@ -61,6 +61,10 @@ int sw_set_dumpable(int value) {
     return prctl(PR_SET_DUMPABLE, value, 0, 0, 0);
 }
 
+int sw_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
+}
+
 int sw_memory_file(const void *data, unsigned long length) {
     int descriptor = memfd_create("stallwatch-input", MFD_CLOEXEC);
     if (descriptor < 0) return -1;

@@ -8,35 +8,58 @@ import StallwatchImages
 /// Watches the main run loop of the current process and reports its stalls.
 ///
 /// `stallwatch run` injects this agent with `LD_PRELOAD` and needs no code in the program. A program can
-/// also link it and start it itself:
+/// also link it (the `StallwatchAgent` library product) and start it itself:
 ///
 /// ```swift
-/// let monitor = try StallMonitor.start { report in
-///     print("main thread stalled for \(report.duration ?? 0) ns in \(report.culprit?.symbol ?? "?")")
+/// let monitor = try StallMonitor.start(.init(threshold: .milliseconds(80))) { report in
+///     print("main thread stalled for \((report.duration ?? 0) / 1_000_000) ms in \(report.culprit?.symbol ?? "?")")
 /// }
 /// ```
 ///
-/// Started that way, the stack is captured in-process with a signal (see ``InProcessCapture``) and
-/// symbolicated in-process; the handler runs on the watcher thread when the stall ends.
+/// Started that way, each stack is captured by a helper process, the `stallwatch` executable in a hidden role,
+/// which stops the stalled thread with ptrace for a fraction of a millisecond and names its frames (file, line and
+/// inlined frames) in its own process, exactly as `stallwatch run` does: the app's sleeps, polls and reads are not
+/// interrupted, and the app never reads debug information. The helper is started once, when watching begins, dies
+/// with the app, and is found as ``Configuration/helperPath`` says. When it cannot be found, started or allowed to
+/// trace the app, the monitor captures with a signal instead (which can cut a blocking call on the stalled thread
+/// short) and each report's ``StallReport/captureNote`` says why.
+///
+/// ## Threading
+///
+/// The handler runs on the monitor's own thread (named `stallwatch`), once per stall, when the stall ends; a stall
+/// still going on when the monitor stops is handed over from ``stop()``, on the caller's thread. While the handler
+/// runs, the next stall is not watched: hand slow work (uploading a report) to another queue. ``stop()`` may be
+/// called from any thread, the handler's included, any number of times; do not start a monitor from the handler.
 public final class StallMonitor: @unchecked Sendable {
+    /// How the monitor detects stalls and takes their stacks.
     public struct Configuration: Sendable {
-        /// The watcher's timeout; `count` consecutive busy timeouts make a stall.
+        /// The watcher's timeout; ``count`` consecutive busy timeouts make a stall.
         public var threshold: Duration
+        /// Consecutive busy timeouts that make a stall, 1 to 100.
         public var count: Int
-        /// Stacks per stall: one at detection, then one per threshold while it lasts.
+        /// Stacks per stall: one at detection, then one per threshold while it lasts (1 to 1000); beyond it,
+        /// every other one is dropped so that the samples span the whole stall.
         public var maxSamples: Int
         /// Observe the run loop, ping the main queue, or the run loop and pings for a program that has none.
         public var strategy: WatchStrategy
+        /// The capture helper: the `stallwatch` executable built from the same package as the agent. When nil,
+        /// the path in `STALLWATCH_HELPER` is used, else `stallwatch` beside the agent library
+        /// (`libStallwatchAgent.so`), else beside the app's executable.
+        public var helperPath: String?
+        /// Whether stacks are captured by the helper process (the default); false captures with a signal.
+        public var usesHelper: Bool
 
         public init(
             threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
             count: Int = WatchSettings().count, maxSamples: Int = WatchSettings().maxSamples,
-            strategy: WatchStrategy = .auto
+            strategy: WatchStrategy = .auto, helperPath: String? = nil, usesHelper: Bool = true
         ) {
             self.threshold = threshold
             self.count = count
             self.maxSamples = maxSamples
             self.strategy = strategy
+            self.helperPath = helperPath
+            self.usesHelper = usesHelper
         }
 
         /// The same settings as `stallwatch run` takes; nil when the threshold is not positive or longer than a
@@ -50,8 +73,12 @@ public final class StallMonitor: @unchecked Sendable {
         }
     }
 
-    public enum StartError: Error, CustomStringConvertible {
+    /// Why ``start(_:handler:)`` did not start a monitor.
+    public enum StartError: Error, CustomStringConvertible, Sendable, Equatable {
+        /// A setting is out of range; the text names it.
         case invalidConfiguration(String)
+        /// A monitor (started by the app, or by `stallwatch run`'s agent) already watches this process: stop it
+        /// first.
         case alreadyRunning
 
         public var description: String {
@@ -66,7 +93,8 @@ public final class StallMonitor: @unchecked Sendable {
     /// Sends what the watcher has not sent yet; run by an `atexit` handler.
     nonisolated(unsafe) private static var finalReport: (() -> Void)?
     nonisolated(unsafe) private static var exitHandlerInstalled = false
-    private static let lock = NSLock()
+    /// Recursive: a handler called from ``stop()`` (the unfinished stall) may call ``stop()`` again.
+    private static let lock = NSRecursiveLock()
 
     private let watcher: Watcher
     private let observation: MainLoopObservation
@@ -81,26 +109,42 @@ public final class StallMonitor: @unchecked Sendable {
         self.frameRate = frameRate
     }
 
-    /// Starts watching with `handler` receiving each stall when it ends.
+    /// Starts watching the main run loop, with `handler` receiving each stall when it ends.
+    ///
+    /// - Parameters:
+    ///   - configuration: Detection and capture settings.
+    ///   - handler: Called on the monitor's thread with each finished stall (see the threading notes above).
+    /// - Returns: The running monitor; keep it to ``stop()`` it.
+    /// - Throws: ``StartError/alreadyRunning`` if a monitor already runs in this process,
+    ///   ``StartError/invalidConfiguration(_:)`` for a setting out of range.
     public static func start(
         _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
     ) throws(StartError) -> StallMonitor {
         guard let settings = configuration.settings else { throw .invalidConfiguration("threshold must be positive") }
         if let invalid = settings.invalidSetting { throw .invalidConfiguration(invalid) }
-        return try start(settings: settings, sink: HandlerSink(settings: settings, handler: handler))
+        let helper = configuration.usesHelper ? CaptureHelperClient(configuredPath: configuration.helperPath) : nil
+        return try start(settings: settings, sink: HandlerSink(settings: settings, helper: helper, handler: handler))
     }
 
-    /// Stops watching. A stall in progress is reported as unfinished.
+    /// Stops watching and ends the capture helper. A stall in progress is reported as unfinished.
+    ///
+    /// Safe from any thread and idempotent. Called from the handler, it returns at once and the monitor stops
+    /// when the handler returns (the monitor's thread cannot wait for itself).
     public func stop() {
+        if let sink = sink as? HandlerSink, sink.watcherThread == sw_agent_gettid() {
+            Thread.detachNewThread { self.stop() }
+            return
+        }
         Self.lock.lock()
         defer { Self.lock.unlock() }
         guard Self.running === self else { return }
+        // First, so that a stop() from the handler called below returns at once.
+        Self.running = nil
         observation.detach()
         watcher.stop()
         if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
-        (sink as? HandlerSink)?.flushUnfinished()
-        Self.running = nil
+        (sink as? HandlerSink)?.finish()
     }
 
     /// Starts the watcher with `settings` (their `frameRate` runs the frame tick), reporting to `sink`.
@@ -126,102 +170,5 @@ public final class StallMonitor: @unchecked Sendable {
         let monitor = StallMonitor(watcher: watcher, observation: observation, sink: sink, frameRate: frameRate)
         running = monitor
         return monitor
-    }
-}
-
-/// Library mode: captures and symbolicates in-process, hands finished reports to the app's handler.
-final class HandlerSink: StallSink {
-    private let settings: WatchSettings
-    private let handler: @Sendable (StallReport) -> Void
-    // In-process: the toolchain's symbolicator only, never a helper process forked from the app.
-    private let symbolicator = Symbolicator()
-    private var pending: StallAssembler?
-    private var schedule = SampleSchedule(maxSamples: 1)
-    private var moment = 0
-    private var images: ProcessImages?
-
-    init(settings: WatchSettings, handler: @escaping @Sendable (StallReport) -> Void) {
-        self.settings = settings
-        self.handler = handler
-    }
-
-    func watchingStarted(strategy: WatchStrategy) {}
-
-    func busyPeriods(_ histogram: LatencyHistogram) {}
-
-    /// The library API has no frame-rate handler (yet): `--fps` is a `stallwatch run` feature.
-    func frameRate(_ event: FrameRateMonitor.Event) {}
-
-    func stallBegan(_ onset: StallOnset, thread: Int32?) {
-        let pid = getpid()
-        let tid = thread ?? pid
-        images = ProcessImages.captureCurrentProcess()
-        var stall = StallAssembler(
-            onset: onset, pid: pid, tid: tid, processName: ProcessInfo.processInfo.processName, settings: settings,
-            captureMethod: .signal)
-        stall.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
-        pending = stall
-        schedule = SampleSchedule(maxSamples: settings.maxSamples)
-        moment = 0
-        _ = schedule.shouldSample(atMoment: moment)
-        takeSample()
-    }
-
-    func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard let stall = pending, stall.identifier == onset.identifier else { return }
-        moment += 1
-        guard schedule.shouldSample(atMoment: moment) else { return }
-        takeSample()
-    }
-
-    private func takeSample() {
-        guard var stall = pending, let images else { return }
-        let tid = stall.report.tid
-        stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
-        let capture = InProcessCapture.capture(tid: tid, maxFrames: settings.inProcessMaxFrames)
-        if capture.addresses.isEmpty {
-            stall.noteCaptureFailure(capture.error)
-        } else {
-            let native = symbolicator.symbolicate(capture.addresses, images: images)
-            // The thread runs again: its task's async callers are read from the heap now, through reads that fail
-            // rather than fault.
-            let named = AsyncCallers.splice(
-                into: native, hints: capture.asyncHints, images: images, memory: ProcessMemory.current,
-                symbolicator: symbolicator)
-            // The in-process capture stops at the limit: what lies beyond is not known.
-            let truncation =
-                capture.addresses.count >= settings.inProcessMaxFrames
-                ? StackTruncation(
-                    omittedFrames: nil, resumesAt: named.frames.count, maxFrames: settings.inProcessMaxFrames)
-                : nil
-            stall.add(
-                frames: named.frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
-                truncation: truncation)
-            stall.noteStackProblem(named.error)
-        }
-        pending = stall
-    }
-
-    func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
-        guard var stall = pending, stall.identifier == onset.identifier else { return }
-        stall.end(at: endedAt)
-        pending = nil
-        deliver(stall)
-    }
-
-    /// Reports a stall still in progress when the monitor stops.
-    func flushUnfinished() {
-        // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
-        if let stall = pending, !stall.report.isOutsideLoop {
-            pending = nil
-            deliver(stall)
-        }
-        pending = nil
-    }
-
-    private func deliver(_ stall: StallAssembler) {
-        let report = stall.report
-        handler(
-            stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))
     }
 }

@@ -26,6 +26,7 @@ public enum ArgumentParser {
     // MARK: Commands
 
     private static func parseRoot(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        if arguments.first == CaptureHelperRole.subcommand { return try parseCaptureHelper(arguments.dropFirst()) }
         if let request = builtInRequest(in: arguments, topic: .root) { return request }
         let scan = try scanOptions(arguments, topic: .root)
         guard let subcommand = scan.operands.first else { return .help(.root) }
@@ -39,6 +40,15 @@ public enum ArgumentParser {
         case "help": return try parseHelp(rest)
         default: throw unknownSubcommand(subcommand, suggestRun: true)
         }
+    }
+
+    /// `--fd N --pid P`, exactly as the agent writes them (``CaptureHelperRole/arguments(appPid:)``).
+    private static func parseCaptureHelper(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {
+        let words = Array(arguments)
+        guard words.count == 4, words[0] == "--fd", words[2] == "--pid", let socket = Int32(words[1]),
+            let pid = Int32(words[3]), socket >= 0, pid > 0
+        else { throw UsageError(message: "\(CaptureHelperRole.subcommand) is started by StallMonitor", topic: .root) }
+        return .captureHelper(socket: socket, appPid: pid)
     }
 
     private static func parseRun(_ arguments: ArraySlice<String>) throws(UsageError) -> Invocation {

@@ -24,6 +24,9 @@ public enum Invocation: Equatable, Sendable {
     case stack(StackOptions)
     /// `stallwatch report`: merge NDJSON reports and write a summary, pictures or profiles.
     case report(ReportOptions)
+    /// `stallwatch _capture-helper --fd N --pid P`: library mode's capture helper, started by an app's
+    /// `StallMonitor` (hidden from help: nobody types it).
+    case captureHelper(socket: Int32, appPid: Int32)
 }
 
 /// The help page to show, and the usage line a ``UsageError`` points at.

@@ -103,14 +103,3 @@ enum RunCommand {
         return ExitCode.killedBySignal(signal)
     }
 }
-
-extension WallClock {
-    /// The offset between wall-clock and monotonic time, measured now.
-    static func now() -> WallClock {
-        var wall = timespec()
-        clock_gettime(CLOCK_REALTIME, &wall)
-        let monotonic = monotonicNow()
-        return WallClock(
-            offsetSeconds: Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9 - Double(monotonic) / 1e9)
-    }
-}

@@ -45,6 +45,8 @@ public enum StallwatchCommand {
             try StackCommand.run(options, startedAt: started)
         case .report(let options):
             return try ReportCommand.run(options)
+        case .captureHelper(let socket, let appPid):
+            return CaptureHelper.serve(socket: socket, appPid: appPid)
         }
         return ExitCode.success
     }

@@ -7,6 +7,9 @@ import StallwatchCore
 public enum Installation {
     /// Overrides the agent library's path (for packaging and tests).
     public static let agentOverride = "STALLWATCH_AGENT_LIBRARY"
+    /// Overrides the demo workload's path (for packaging and for sanitized test runs, which watch an uninstrumented
+    /// demo).
+    public static let demoOverride = "STALLWATCH_DEMO"
 
     /// The directory holding the `stallwatch` executable.
     static var executableDirectory: String {
@@ -28,7 +31,8 @@ public enum Installation {
 
     /// The `stallwatch-demo` executable, if it exists.
     public static func demoExecutable() -> String? {
-        let path = executableDirectory + "/stallwatch-demo"
+        let override = ProcessInfo.processInfo.environment[demoOverride].flatMap { $0.isEmpty ? nil : $0 }
+        let path = override ?? executableDirectory + "/stallwatch-demo"
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 }

@@ -3,7 +3,7 @@
 /// A stack frame: where it is in memory, which image holds it, and what it is called.
 ///
 /// Addresses belong to the watched process, not to the reader's; they are plain integers.
-public struct Frame: Equatable, Sendable {
+public struct Frame: Equatable, Sendable, Codable {
     /// The instruction address: the interrupted PC for frame 0, a return address for the others.
     public var address: UInt64
     /// Path of the ELF image containing the address, or `[vdso]`.

@@ -6,7 +6,7 @@
 /// are kept; the frames between them are left out, so `frames[..<resumesAt]` are the innermost and
 /// `frames[resumesAt...]` the outermost. A walk that reached its own bound before the thread's start keeps no
 /// outermost frames of the thread's first call: `walkLimited`.
-public struct StackTruncation: Equatable, Sendable {
+public struct StackTruncation: Equatable, Sendable, Codable {
     /// How many frames were left out; nil when not counted (an in-process capture stops at the limit).
     public var omittedFrames: Int?
     /// The index in the stack's frames of the first outermost frame kept; `frames.count` when none were kept.

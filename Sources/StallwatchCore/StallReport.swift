@@ -1,12 +1,18 @@
 // Everything a report says about one stall, and about the whole run.
 
 /// One stall of a watched process, as every report format renders it.
+///
+/// A plain value: `StallMonitor` hands one to the app's handler per stall, and `JSONLinesReporter.render(_:)`
+/// (module StallwatchReport) encodes it as the `stall` record `stallwatch run --format json` writes.
 public struct StallReport: Equatable, Sendable {
+    /// The stall's number among the process's stalls, from 1.
     public var identifier: Int
     public var pid: Int32
+    /// The stalled thread: the main thread, or the one serving the main queue under the ping strategy.
     public var tid: Int32
     /// The watched program's name (from `/proc/PID/comm`).
     public var processName: String
+    /// What the loop was doing when it stopped moving (waiting, a timer, a source, outside the loop, ...).
     public var phase: LoopPhase
     /// The run-loop mode the loop was running in when the stall began; nil outside any loop, for a main-queue
     /// ping, or when unknown.
@@ -17,11 +23,14 @@ public struct StallReport: Equatable, Sendable {
     public var end: UInt64?
     /// When the watcher declared the stall.
     public var detectedAt: UInt64
+    /// The watcher's settings: `count` busy timeouts of `thresholdNanoseconds` made the stall.
     public var thresholdNanoseconds: UInt64
     public var count: Int
+    /// How the stacks were taken: `ptrace` from another process, `signal` in-process, or `none`.
     public var captureMethod: CaptureMethod
     /// Why the capture used a fallback, or failed.
     public var captureNote: String?
+    /// The stalled thread's stacks, in order, the first at detection.
     public var samples: [Sample]
     /// CPU-bound or blocked, from the thread's CPU time and states; nil where unreadable.
     public var threadActivity: ThreadActivity?

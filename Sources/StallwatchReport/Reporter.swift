@@ -1,4 +1,5 @@
 // The output-format protocol: one conforming type per format.
+import Glibc
 import StallwatchCore
 
 /// Renders everything stallwatch reports in one format: stalls and the summary of `run` and `attach` (attach's
@@ -35,6 +36,15 @@ public struct WallClock: Sendable {
 
     public init(offsetSeconds: Double) {
         self.offsetSeconds = offsetSeconds
+    }
+
+    /// The offset between wall-clock and monotonic time, measured now.
+    public static func now() -> WallClock {
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let monotonic = monotonicNow()
+        return WallClock(
+            offsetSeconds: Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9 - Double(monotonic) / 1e9)
     }
 
     /// An RFC 3339 timestamp in UTC with milliseconds, e.g. `2026-11-29T14:03:05.123Z`.

@@ -17,7 +17,7 @@ final class RunningDemo: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "LD_PRELOAD")
         if listening {
-            environment["LD_PRELOAD"] = Products.directory + "/libStallwatchAgent.so"
+            environment["LD_PRELOAD"] = Products.agent
             environment["STALLWATCH_LISTEN"] = "1"
         }
         process.environment = environment

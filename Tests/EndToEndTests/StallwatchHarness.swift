@@ -11,7 +11,18 @@ enum Products {
     }()
 
     static var stallwatch: String { directory + "/stallwatch" }
-    static var demo: String { directory + "/stallwatch-demo" }
+    /// The agent library, or the one `STALLWATCH_AGENT_LIBRARY` names (as stallwatch itself takes it).
+    static var agent: String {
+        ProcessInfo.processInfo.environment["STALLWATCH_AGENT_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? directory + "/libStallwatchAgent.so"
+    }
+    /// `STALLWATCH_DEMO` names another build of the demo (as it does for `stallwatch demo`): under `Scripts/sanitize`
+    /// the watched programs stay uninstrumented (a sanitized demo's stacks and timings are the sanitizer's), only
+    /// stallwatch is sanitized.
+    static var demo: String {
+        ProcessInfo.processInfo.environment["STALLWATCH_DEMO"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? directory + "/stallwatch-demo"
+    }
 }
 
 /// What one stallwatch run printed and returned.

@@ -66,6 +66,9 @@ int sw_agent_main_thread_exited(void);
 /// prctl(PR_SET_PTRACER, pid): lets `pid` ptrace this process under Yama ptrace_scope 1.
 /// Returns 0 or a negative errno (-EINVAL when Yama is not active, which needs no such permission).
 int sw_agent_set_ptracer(pid_t pid);
+/// The path of the file this agent was loaded from (dladdr on one of its own functions), or NULL: library mode looks
+/// for its capture helper beside it. (Swift's Glibc module has no dladdr.)
+const char *sw_agent_library_path(void);
 /// Sets (on != 0) or clears FD_CLOEXEC on `fd`. Returns 0 or a negative errno.
 int sw_agent_set_cloexec(int fd, int on);
 

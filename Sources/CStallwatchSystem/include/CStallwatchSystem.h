@@ -17,6 +17,10 @@ int sw_signalfd_read(int descriptor, int *sent_by_process);
 /// Returns 0 or -1 (errno set). (prctl is variadic, which Swift cannot call.)
 int sw_set_dumpable(int value);
 
+/// prctl(PR_SET_PDEATHSIG, signal): the kernel sends `signal` to this process when the thread that started it exits
+/// (library mode's capture helper dies with its app). Returns 0 or -1 (errno set).
+int sw_set_parent_death_signal(int signal);
+
 /// The name of the vDSO function containing `offset` (bytes from the vDSO's start), or NULL.
 ///
 /// Every process on one kernel maps the same vDSO image, so another process's vDSO addresses are named by

@@ -8,6 +8,8 @@ struct BuildProducts {
     var demo: String { directory + "/stallwatch-demo" }
     var agent: String { directory + "/libStallwatchAgent.so" }
     var bench: String { directory + "/stallwatch-bench" }
+    /// The library-mode app of the capture section.
+    var benchApp: String { directory + "/stallwatch-bench-app" }
 
     /// The products beside the running `stallwatch-bench`, so a benchmark never mixes builds.
     static func besideThisExecutable() throws(BenchError) -> BuildProducts {
@@ -15,7 +17,7 @@ struct BuildProducts {
             throw BenchError("cannot read /proc/self/exe")
         }
         let products = BuildProducts(directory: (path as NSString).deletingLastPathComponent)
-        for file in [products.stallwatch, products.demo, products.agent, products.bench]
+        for file in [products.stallwatch, products.demo, products.agent, products.bench, products.benchApp]
         where !FileManager.default.fileExists(atPath: file) {
             throw BenchError("\(file) is missing: build every product first (swift build -c release)")
         }

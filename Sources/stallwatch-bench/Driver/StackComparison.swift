@@ -45,6 +45,10 @@ struct StackComparison {
         BenchOutput.progress("stack: the same on a stalled stallwatch-demo --scenario cpu")
         try measureOnDemo(&measured)
         var report = Self.report(measured)
+        if let euStack = tools.first(where: { $0.label.hasPrefix("eu-stack") }) {
+            BenchOutput.progress("stack: the same on a large program, the toolchain's swift-build")
+            report.lines += LargeStackTarget(products: products).measure(euStack: euStack.executable)
+        }
         report.lines.append(
             "background: with no tool running, the gap target's longest gap in \(Int(Self.idleWindow * 1000)) ms: "
                 + "median \(Format.milliseconds(background.longest.median)), "

@@ -1,0 +1,158 @@
+// Library mode as a user's package gets it: Tests/Fixtures/LibraryUser depends on this repository by path, links the
+// StallwatchAgent product, starts the monitor and stalls in a sleep and in CPU work.
+import Foundation
+import StallwatchTestSupport
+import Testing
+
+/// Builds the fixture package once (only what it links: the agent and its modules, in `.build/library-user`) and
+/// puts the already built `stallwatch` beside it, where an app ships its capture helper.
+enum LibraryUserApp {
+    static let built: Result<String, BuildFailure> = {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let scratch = repository + "/.build/library-user"
+        let build = Process()
+        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        build.arguments = [
+            "swift", "build", "--package-path", repository + "/Tests/Fixtures/LibraryUser", "--scratch-path", scratch,
+        ]
+        let log = Pipe()
+        build.standardOutput = log
+        build.standardError = log
+        do { try build.run() } catch { return .failure(BuildFailure(log: "\(error)")) }
+        let output = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        build.waitUntilExit()
+        guard build.terminationStatus == 0 else { return .failure(BuildFailure(log: output)) }
+        let helper = scratch + "/debug/stallwatch"
+        try? FileManager.default.removeItem(atPath: helper)
+        try? FileManager.default.createSymbolicLink(atPath: helper, withDestinationPath: Products.stallwatch)
+        return .success(scratch + "/debug/LibraryUser")
+    }()
+
+    struct BuildFailure: Error, CustomStringConvertible {
+        let log: String
+        var description: String { "the fixture package did not build:\n" + log }
+    }
+
+    /// What one run of the app printed: its stalls (the JSON records `stallwatch run` writes) and its own lines.
+    struct Run {
+        let stalls: [StallRecord]
+        let lines: [[String: String]]
+        let status: Int32
+
+        func line(_ event: String) -> [String: String]? { lines.first { $0["event"] == event } }
+        var sleptMs: Double? { line("app-sleep")?["ms"].flatMap(Double.init) }
+    }
+
+    static func run(
+        _ arguments: [String] = [], droppingPtraceCapability: Bool = false, asNobody: Bool = false
+    ) throws -> Run {
+        let app = try built.get()
+        let process = Process()
+        if asNobody {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", app] + arguments
+        } else if droppingPtraceCapability {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--inh-caps=-all", "--bounding-set=-sys_ptrace", "--", app] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: app)
+            process.arguments = arguments
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // A monitor that hangs the app (a stop() waiting for itself) fails the test instead of hanging it.
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: killer)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        killer.cancel()
+        let lines = text.split(separator: "\n").compactMap { line -> [String: String]? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["event"] as? String != "stall"
+            else { return nil }
+            return object.mapValues { "\($0)" }
+        }
+        return Run(
+            stalls: try JSONLines.records(in: text).compactMap(\.stall), lines: lines,
+            status: process.terminationStatus)
+    }
+}
+
+@Suite(.serialized) struct LibraryModeTests {
+    @Test func helperCapturesWithPtraceAndTheAppsSleepKeepsItsLength() throws {
+        let run = try LibraryUserApp.run()
+        #expect(run.status == 0)
+        // Under the signal capture this 500 ms sleep lasted about 100 ms: each signal cuts it short.
+        let slept = try #require(run.sleptMs)
+        #expect(slept >= 490 && slept < 700, "the app's usleep(500 ms) lasted \(slept) ms")
+        try #require(run.stalls.count == 2, "\(run.stalls.map(\.culprit?.symbol))")
+        let sleep = run.stalls[0]
+        let spin = run.stalls[1]
+        #expect(sleep.culprit?.symbol == "sleepHalfASecond()")
+        #expect(spin.culprit?.symbol == "spinForMilliseconds(_:)")
+        // File and line come from the helper's DWARF reader: the agent alone names functions without lines.
+        #expect(sleep.culprit?.file?.hasSuffix("LibraryUser/main.swift") == true)
+        #expect(sleep.culprit?.line != nil)
+        let sleepMs = try #require(sleep.durationMs.value)
+        let spinMs = try #require(spin.durationMs.value)
+        #expect(sleepMs > 450 && sleepMs < 800, "sleep stall \(sleepMs) ms")
+        #expect(spinMs > 350 && spinMs < 800, "CPU stall \(spinMs) ms")
+        #expect(sleep.thread.value?.blockedOn == "sleep")
+        #expect(spin.thread.value?.verdict == "cpuBound")
+        for stall in run.stalls {
+            #expect(stall.capture.method == "ptrace")
+            #expect(stall.capture.note == nil)
+            #expect(stall.samples.count >= 3)
+        }
+        // Warm captures stop the thread for tens of microseconds; 2 ms leaves room for a loaded machine.
+        let warm = run.stalls.flatMap { $0.samples.dropFirst().compactMap(\.stoppedMs) }.sorted()
+        let median = try #require(warm.isEmpty ? nil : warm[warm.count / 2])
+        #expect(median < 2, "median stop of warm captures: \(median) ms")
+        #expect(run.line("second-start")?["error"]?.contains("already running") == true)
+        #expect(run.line("after-stop")?["children"] == "none")
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to become nobody"))
+    func anUnprivilegedAppCapturesThroughItsHelper() throws {
+        // Without CAP_SYS_PTRACE the helper, the app's child, may trace its parent only because the app allowed it
+        // (PR_SET_PTRACER, which Yama's ptrace_scope 1 asks for) and they share a user.
+        let run = try LibraryUserApp.run(asNobody: true)
+        #expect(run.status == 0)
+        try #require(run.stalls.count == 2)
+        #expect(run.stalls.map(\.capture.method) == ["ptrace", "ptrace"], "\(run.stalls.map(\.capture.note))")
+        #expect(try #require(run.sleptMs) >= 490)
+    }
+
+    @Test func theHandlerMayStopTheMonitor() throws {
+        let run = try LibraryUserApp.run(["--stop-in-handler"])
+        #expect(run.status == 0)
+        // Stopped after the first stall: the CPU stall is not watched, and the helper is gone.
+        #expect(run.stalls.map(\.culprit?.symbol) == ["sleepHalfASecond()"])
+        #expect(run.line("after-stop")?["children"] == "none")
+    }
+
+    @Test func missingHelperFallsBackToSignalCaptureAndSaysWhy() throws {
+        let run = try LibraryUserApp.run(["--helper", "/nonexistent/stallwatch"])
+        #expect(run.status == 0)
+        try #require(run.stalls.count == 2)
+        for stall in run.stalls {
+            #expect(stall.capture.method == "signal", "\(stall.capture.note ?? "")")
+            #expect(stall.capture.note?.contains("was not found (looked for /nonexistent/stallwatch)") == true)
+        }
+        #expect(run.stalls[1].culprit?.symbol == "spinForMilliseconds(_:)")
+    }
+
+    @Test func refusedPtraceFallsBackToSignalCaptureAndSaysWhy() throws {
+        // A non-dumpable app may be traced only with CAP_SYS_PTRACE, which root loses here.
+        let run = try LibraryUserApp.run(["--non-dumpable"], droppingPtraceCapability: getuid() == 0)
+        #expect(run.status == 0)
+        try #require(run.stalls.count == 2)
+        for stall in run.stalls {
+            #expect(stall.capture.method == "signal")
+            #expect(stall.capture.note?.contains("ptrace was not permitted") == true)
+        }
+    }
+}

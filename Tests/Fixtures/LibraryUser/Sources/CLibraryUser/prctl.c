@@ -1,0 +1,5 @@
+#include "CLibraryUser.h"
+
+#include <sys/prctl.h>
+
+int library_user_make_non_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
