@@ -103,7 +103,9 @@ let package = Package(
         // Benchmarks (Scripts/bench): workloads with throughput counters and the measuring driver.
         .executableTarget(
             name: "stallwatch-bench",
-            dependencies: ["StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols"]
+            dependencies: [
+                "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols", "CStallwatchSystem",
+            ]
         ),
         // The capture bench's library-mode app: it links the agent and starts the monitor itself.
         .executableTarget(name: "stallwatch-bench-app", dependencies: ["StallwatchAgent"]),
@@ -120,7 +122,10 @@ let package = Package(
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
-        .testTarget(name: "StallwatchCollectorTests", dependencies: ["StallwatchCollector", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchCollectorTests",
+            dependencies: ["StallwatchCollector", "StallwatchCore", "StallwatchTestSupport"]
+        ),
         .testTarget(
             name: "StallwatchReportTests",
             dependencies: ["StallwatchReport", "StallwatchCore", "StallwatchTestSupport"]
@@ -131,7 +136,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StallwatchAgentTests",
-            dependencies: ["CStallwatchAgentSupport", "StallwatchCore", "StallwatchImages", "StallwatchTestSupport"]
+            dependencies: [
+                "CStallwatchAgentSupport", "StallwatchAgent", "StallwatchCore", "StallwatchImages", "StallwatchTestSupport",
+                "CStallwatchSystem",
+            ]
         ),
         .testTarget(
             name: "StallwatchSymbolsTests",

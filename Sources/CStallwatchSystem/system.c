@@ -10,6 +10,9 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/uio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <pthread.h>
 #include <errno.h>
 #include <string.h>
 #include <fcntl.h>
@@ -136,3 +139,35 @@ long sw_read_process_memory(int pid, unsigned long address, void *buffer, unsign
     struct iovec local = {buffer, length}, remote = {(void *)address, length};
     return (long)process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
 }
+
+int sw_epoll_with_eventfd(int *wakeup) {
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) return -1;
+    int event_descriptor = eventfd(0, EFD_CLOEXEC);
+    if (event_descriptor < 0) {
+        close(epoll);
+        return -1;
+    }
+    struct epoll_event event = {.events = EPOLLIN, .data = {.fd = event_descriptor}};
+    if (epoll_ctl(epoll, EPOLL_CTL_ADD, event_descriptor, &event) != 0) {
+        close(event_descriptor);
+        close(epoll);
+        return -1;
+    }
+    *wakeup = event_descriptor;
+    return epoll;
+}
+
+int sw_epoll_wait_one(int epoll, int timeout_ms) {
+    struct epoll_event event;
+    return epoll_wait(epoll, &event, 1, timeout_ms);
+}
+
+int sw_set_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    return pthread_setname_np(pthread_self(), truncated);
+}
+
+int sw_thread_id(void) { return (int)gettid(); }

@@ -44,7 +44,7 @@ final class AgentListener: @unchecked Sendable {
             let descriptor = try listen(environment: environment)
             let listener = AgentListener(listening: descriptor)
             let thread = Thread { listener.run() }
-            thread.name = "stallwatch-listen"
+            thread.name = AgentThreadNames.listener
             thread.stackSize = 256 * 1024
             thread.start()
         } catch {

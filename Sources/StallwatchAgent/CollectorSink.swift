@@ -22,10 +22,9 @@ final class CollectorSink: StallSink {
     private let maxSamples: Int
     /// Frames per in-process stack.
     private let maxFrames: Int
-    /// Which of the current stall's moments (one per threshold) take a sample.
-    private var schedule: SampleSchedule
-    private var moment = 0
-    private var samplesTaken = 0
+    /// Each open stall's sampling: which of its moments (one per threshold) take a sample, and how many were taken.
+    /// Several loops (`--thread`) may be stalled at once.
+    private var sampling: [Int: (schedule: SampleSchedule, moment: Int, taken: Int)] = [:]
     /// The stall whose in-process samples already carried the image map.
     private var imagesSentFor: Int?
 
@@ -33,7 +32,6 @@ final class CollectorSink: StallSink {
         self.socket = socket
         self.maxSamples = maxSamples
         self.maxFrames = min(maxFrames, WatchSettings.inProcessFrameLimit)
-        schedule = SampleSchedule(maxSamples: maxSamples)
         identity = Self.identity(of: socket)
         if identity == nil { broken = true }
     }
@@ -69,20 +67,26 @@ final class CollectorSink: StallSink {
         send(.watching(pid: pid, tid: pid, strategy: strategy))
     }
 
+    func loopThreadWatched(tid: Int32) {
+        send(.watching(pid: pid, tid: tid, strategy: .runLoop))
+    }
+
     func stallBegan(_ onset: StallOnset, thread: Int32?) {
-        samplesTaken = 1
-        schedule = SampleSchedule(maxSamples: maxSamples)
-        moment = 0
-        _ = schedule.shouldSample(atMoment: moment)
+        var schedule = SampleSchedule(maxSamples: maxSamples)
+        _ = schedule.shouldSample(atMoment: 0)
+        sampling[onset.identifier] = (schedule, 0, 1)
         send(.stallBegan(pid: pid, tid: thread ?? pid, onset: onset))
         sample(onset, thread: thread ?? pid)
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        moment += 1
-        guard schedule.shouldSample(atMoment: moment) else { return }
-        samplesTaken += 1
-        send(.stallSample(pid: pid, tid: thread ?? pid, identifier: onset.identifier, index: samplesTaken))
+        guard var state = sampling[onset.identifier] else { return }
+        state.moment += 1
+        let due = state.schedule.shouldSample(atMoment: state.moment)
+        if due { state.taken += 1 }
+        sampling[onset.identifier] = state
+        guard due else { return }
+        send(.stallSample(pid: pid, tid: thread ?? pid, identifier: onset.identifier, index: state.taken))
         sample(onset, thread: thread ?? pid)
     }
 
@@ -115,6 +119,7 @@ final class CollectorSink: StallSink {
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
+        sampling[onset.identifier] = nil
         send(.stallEnded(pid: pid, identifier: onset.identifier, endedAt: endedAt))
     }
 

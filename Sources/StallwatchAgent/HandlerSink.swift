@@ -8,17 +8,23 @@ import Synchronization
 
 /// Assembles each stall's report and hands it to the app's handler when the stall ends, on the watcher thread.
 final class HandlerSink: StallSink {
+    /// One stall between its detection and its end, and its sampling.
+    private struct Open {
+        var assembler: StallAssembler
+        var schedule: SampleSchedule
+        var moment = 0
+        /// The signal fallback's image map, read at the stall's first in-process capture.
+        var images: ProcessImages?
+    }
+
     private let settings: WatchSettings
     private let handler: @Sendable (StallReport) -> Void
     /// Nil when the app asked for signal capture.
     private let helper: CaptureHelperClient?
     /// The signal fallback's symbolicator: the toolchain's in-process source only, made the first time it is needed.
     private lazy var symbolicator = Symbolicator()
-    private var pending: StallAssembler?
-    private var schedule = SampleSchedule(maxSamples: 1)
-    private var moment = 0
-    /// The signal fallback's image map, read at its stall's first in-process capture.
-    private var images: ProcessImages?
+    /// The open stalls by identifier: several loops (`threads`) may be stalled at once.
+    private var open: [Int: Open] = [:]
     /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself; read
     /// from any thread.
     private let watcherThreadID = Atomic<Int32>(0)
@@ -37,6 +43,8 @@ final class HandlerSink: StallSink {
         helper?.start()
     }
 
+    func loopThreadWatched(tid: Int32) {}
+
     func busyPeriods(_ histogram: LatencyHistogram) {}
 
     /// The library API has no frame-rate handler (yet): `--fps` is a `stallwatch run` feature.
@@ -46,59 +54,61 @@ final class HandlerSink: StallSink {
         watcherThreadID.store(sw_agent_gettid(), ordering: .relaxed)
         let pid = getpid()
         let tid = thread ?? pid
-        images = nil
-        var stall = StallAssembler(
+        // The main loop is always observed; its stalls count only if `threads` picks the main thread.
+        let loopThread = onset.phase == .mainQueue ? pid : tid
+        guard settings.threads.matches(tid: loopThread, name: ThreadInspector.name(pid: pid, tid: loopThread), pid: pid)
+        else { return }
+        var assembler = StallAssembler(
             onset: onset, pid: pid, tid: tid, processName: ProcessInfo.processInfo.processName, settings: settings,
-            captureMethod: helper == nil ? .signal : .ptrace)
-        stall.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
-        pending = stall
-        schedule = SampleSchedule(maxSamples: settings.maxSamples)
-        moment = 0
-        _ = schedule.shouldSample(atMoment: moment)
-        takeSample()
+            captureMethod: helper == nil ? .signal : .ptrace,
+            threadName: tid == pid ? nil : ThreadInspector.name(pid: pid, tid: tid))
+        assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
+        var schedule = SampleSchedule(maxSamples: settings.maxSamples)
+        _ = schedule.shouldSample(atMoment: 0)
+        open[onset.identifier] = Open(assembler: assembler, schedule: schedule)
+        takeSample(onset.identifier)
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard let stall = pending, stall.identifier == onset.identifier else { return }
-        moment += 1
-        guard schedule.shouldSample(atMoment: moment) else { return }
-        takeSample()
+        guard var stall = open[onset.identifier] else { return }
+        stall.moment += 1
+        let due = stall.schedule.shouldSample(atMoment: stall.moment)
+        open[onset.identifier] = stall
+        if due { takeSample(onset.identifier) }
     }
 
-    private func takeSample() {
-        guard var stall = pending else { return }
-        let tid = stall.report.tid
-        stall.noteState(ThreadInspector.state(pid: stall.report.pid, tid: tid))
+    private func takeSample(_ identifier: Int) {
+        guard var stall = open[identifier] else { return }
+        let tid = stall.assembler.report.tid
+        stall.assembler.noteState(ThreadInspector.state(pid: stall.assembler.report.pid, tid: tid))
+        defer { open[identifier] = stall }
         if let helper {
             switch helper.capture(tid: tid, maxFrames: settings.maxFrames) {
             case .captured(let stack):
-                stall.add(
+                stall.assembler.add(
                     frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
                     method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
-                stall.noteStackProblem(stack.asyncCallersError)
-                pending = stall
+                stall.assembler.noteStackProblem(stack.asyncCallersError)
                 return
             case .failed(let reason, threadGone: true):
-                stall.noteCaptureFailure(reason)
-                pending = stall
+                stall.assembler.noteCaptureFailure(reason)
                 return
             case .failed(let reason, threadGone: false), .unavailable(let reason):
-                stall.fallBackToSignalCapture(reason: reason)
+                stall.assembler.fallBackToSignalCapture(reason: reason)
             }
         }
         captureWithSignal(&stall, tid: tid)
-        pending = stall
     }
 
     /// The fallback: a signal to the thread, whose handler unwinds; named in-process with the toolchain's symbols.
-    private func captureWithSignal(_ stall: inout StallAssembler, tid: Int32) {
+    private func captureWithSignal(_ stall: inout Open, tid: Int32) {
         let capture = InProcessCapture.capture(tid: tid, maxFrames: settings.inProcessMaxFrames)
         guard !capture.addresses.isEmpty else {
-            stall.noteCaptureFailure(capture.error, keepingEarlierNote: true)
+            stall.assembler.noteCaptureFailure(capture.error, keepingEarlierNote: true)
             return
         }
-        let images = self.images ?? ProcessImages.captureCurrentProcess()
-        self.images = images
+        let images = stall.images ?? ProcessImages.captureCurrentProcess()
+        stall.images = images
         // The thread runs again: its task's async callers are read from this process's heap now, through reads
         // that fail rather than fault.
         let named = AsyncCallers.splice(
@@ -110,27 +120,24 @@ final class HandlerSink: StallSink {
             capture.addresses.count >= settings.inProcessMaxFrames
             ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: settings.inProcessMaxFrames)
             : nil
-        stall.add(
+        stall.assembler.add(
             frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
             method: .signal, truncation: truncation)
-        stall.noteStackProblem(named.error)
+        stall.assembler.noteStackProblem(named.error)
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
-        guard var stall = pending, stall.identifier == onset.identifier else { return }
-        stall.end(at: endedAt)
-        pending = nil
-        deliver(stall)
+        guard var stall = open.removeValue(forKey: onset.identifier) else { return }
+        stall.assembler.end(at: endedAt)
+        deliver(stall.assembler)
     }
 
-    /// The monitor stopped: a stall still in progress is reported as unfinished, and the helper is ended.
+    /// The monitor stopped: the stalls still in progress are reported as unfinished, and the helper is ended.
     func finish() {
+        let unfinished = open.values.map(\.assembler).sorted { $0.identifier < $1.identifier }
+        open.removeAll()
         // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
-        if let stall = pending, !stall.report.isOutsideLoop {
-            pending = nil
-            deliver(stall)
-        }
-        pending = nil
+        for stall in unfinished where !stall.report.isOutsideLoop { deliver(stall) }
         helper?.stop()
     }
 

@@ -17,10 +17,10 @@ import StallwatchCore
 enum RunLoopObservers {
     /// `beforeTimers` is not observed: the loop reaches `beforeSources` right after it, and leaving it out
     /// saves one observer call-out per iteration on a busy loop.
-    private static let firstActivities: CFRunLoopActivity = [
+    static let firstActivities: CFRunLoopActivity = [
         .entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit,
     ]
-    private static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
+    static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
     /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``).
     static func make() -> [CFRunLoopObserver] {

@@ -48,16 +48,24 @@ public final class StallMonitor: @unchecked Sendable {
         public var helperPath: String?
         /// Whether stacks are captured by the helper process (the default); false captures with a signal.
         public var usesHelper: Bool
+        /// Which threads' run loops to watch, as `--thread` says it: `.main` (the default), `.all`, names or tids.
+        /// A thread other than the main one is watched from its first run of its run loop after ``start(_:handler:)``,
+        /// found through the agent's `CFRunLoopRunSpecific`, which needs to come before libFoundation's in the
+        /// loader's search order (see docs/how-it-works.md); in library mode only run loops are watched (an epoll
+        /// loop of its own is watched from outside, by `stallwatch run` or `attach`).
+        public var threads: [ThreadSelector]
 
         public init(
             threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
             count: Int = WatchSettings().count, maxSamples: Int = WatchSettings().maxSamples,
-            strategy: WatchStrategy = .auto, helperPath: String? = nil, usesHelper: Bool = true
+            strategy: WatchStrategy = .auto, threads: [ThreadSelector] = [.main], helperPath: String? = nil,
+            usesHelper: Bool = true
         ) {
             self.threshold = threshold
             self.count = count
             self.maxSamples = maxSamples
             self.strategy = strategy
+            self.threads = threads
             self.helperPath = helperPath
             self.usesHelper = usesHelper
         }
@@ -67,9 +75,11 @@ public final class StallMonitor: @unchecked Sendable {
         var settings: WatchSettings? {
             guard threshold > .zero, threshold < .seconds(365 * 86_400) else { return nil }
             let environment = ProcessInfo.processInfo.environment
-            return WatchSettings(
+            var settings = WatchSettings(
                 thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples,
                 strategy: environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? strategy)
+            settings.threads = threads.isEmpty ? [.main] : threads
+            return settings
         }
     }
 
@@ -141,6 +151,7 @@ public final class StallMonitor: @unchecked Sendable {
         // First, so that a stop() from the handler called below returns at once.
         Self.running = nil
         observation.detach()
+        LoopThreads.stop()
         watcher.stop()
         if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
@@ -157,6 +168,7 @@ public final class StallMonitor: @unchecked Sendable {
         let watcher = Watcher(
             board: ActivityBoard.shared, settings: settings, sink: sink, observation: observation, frames: frameRate)
         watcher.start()
+        LoopThreads.watch(settings.threads)
         // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
         // handler too.
         finalReport = {

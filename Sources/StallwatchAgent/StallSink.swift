@@ -6,8 +6,11 @@ protocol StallSink: AnyObject {
     /// Watching began: the main run loop ran for the first time (`runLoop`), or a main-queue ping was answered in a
     /// program without one (`ping`).
     func watchingStarted(strategy: WatchStrategy)
+    /// A loop thread other than the main one ran its watched run loop for the first time (`--thread`).
+    func loopThreadWatched(tid: Int32)
     /// A stall was declared; the sink arranges for the stalled thread's stack to be captured now.
-    /// `thread` is the thread serving the main queue under the ping strategy; nil means the main thread.
+    /// `thread` is the thread serving the main queue under the ping strategy, or the loop thread whose loop stalled;
+    /// nil means the main thread.
     func stallBegan(_ onset: StallOnset, thread: Int32?)
     /// The stall is still going on, one more threshold later: time for another sample.
     func stallContinues(_ onset: StallOnset, thread: Int32?)

@@ -33,6 +33,8 @@ final class Watcher: @unchecked Sendable {
     private let startedAt = sw_agent_now_ns()
     /// Set when observers were added to a new mode: the reading then, which is not to be judged on.
     private var awaitingTransition: (sequence: UInt64, since: UInt64)?
+    /// The run loops of other threads (`--thread`), judged on this same thread.
+    private let loopThreads: LoopThreadWatch
 
     /// How long `auto` waits for run-loop activity before it probes the main queue with pings. Probing
     /// early is safe: a ping sent before a run loop starts is answered inside that run loop, whose activity
@@ -48,8 +50,13 @@ final class Watcher: @unchecked Sendable {
         self.observation = observation
         self.frames = frames
         self.strategy = settings.strategy
-        self.detector = StallDetector(threshold: settings.thresholdNanoseconds, count: settings.count)
-        self.pings = PingDetector(threshold: settings.thresholdNanoseconds, count: settings.count)
+        // One numbering for every loop of the process: the collector tells stalls apart by pid and number.
+        let identifiers = StallIdentifiers()
+        self.detector = StallDetector(
+            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
+        self.pings = PingDetector(
+            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
+        loopThreads = LoopThreadWatch(settings: settings, identifiers: identifiers, sink: sink)
     }
 
     /// Starts the thread.
@@ -58,7 +65,7 @@ final class Watcher: @unchecked Sendable {
             run()
             finished.signal()
         }
-        thread.name = "stallwatch"
+        thread.name = AgentThreadNames.watcher
         // Small stack: the watcher's frames are shallow, and it lives in someone else's process.
         thread.stackSize = 256 * 1024
         thread.start()
@@ -90,7 +97,8 @@ final class Watcher: @unchecked Sendable {
             }
             reportBusyPeriods(now: now, force: false)
             reportFrames()
-            if frames == nil || now >= detectorDue {
+            // Extra wakes (the frame ticks' drain, another loop thread's reading) must not count as readings.
+            if (frames == nil && loopThreads.nextWake == nil) || now >= detectorDue {
                 if usesPings(now: now) {
                     pingStep(now: now)
                     detectorDue = pings.nextWake(after: now)
@@ -99,7 +107,10 @@ final class Watcher: @unchecked Sendable {
                     detectorDue = detector.nextWake(after: now)
                 }
             }
-            let wake = frames == nil ? detectorDue : min(detectorDue, now + FrameRateWatch.drainInterval)
+            loopThreads.step(now: now)
+            var wake = frames == nil ? detectorDue : min(detectorDue, now + FrameRateWatch.drainInterval)
+            // A loop thread that appears is found at the next wake: at most one threshold away.
+            if let loopsDue = loopThreads.nextWake { wake = min(wake, loopsDue) }
             if waitForStop(until: wake) { return }
             now = sw_agent_now_ns()
         }
@@ -107,17 +118,7 @@ final class Watcher: @unchecked Sendable {
 
     /// One reading: notices the loop's first activity, then feeds the detector.
     private func step(now: UInt64) {
-        // The probe armed at the previous reading holds the first transition after it: the end of a stall
-        // declared on that reading. Re-arm before reading again, and read again if the loop moved in
-        // between, so the new probe starts exactly at the new reading.
-        let firstTransitionSincePreviousReading = board.endProbe()
-        var snapshot: ActivitySnapshot
-        var attempts = 0
-        repeat {
-            board.armEndProbe()
-            snapshot = board.read(now: now)
-            attempts += 1
-        } while board.endProbe() != nil && attempts < 100
+        let (snapshot, firstTransitionSincePreviousReading) = board.readWithEndProbe(now: now)
         if let awaiting = awaitingTransition {
             if snapshot.sequence == awaiting.sequence, now < awaiting.since + detector.stallAge { return }
             awaitingTransition = nil

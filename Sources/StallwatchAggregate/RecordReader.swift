@@ -13,12 +13,12 @@ enum RecordReader {
         "durationMs", "lengthMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint",
         "detectedAfterMs",
         "capture", "culprit", "thread", "confidence", "samples", "mode", "resolutionMs", "startedBeforeAttach",
-        "runLoopMode", "strategy",
+        "runLoopMode", "strategy", "threadName",
     ]
     static let summaryKeys: Set<String> = [
         "event", "schemaVersion", "host", "stalls", "unfinished", "totalStallMs", "longestStallMs", "medianStallMs",
         "p95StallMs", "topCulprits", "runMs", "stalledShare", "watchedPids", "exitStatus", "warnings", "timedOut",
-        "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal", "strategy",
+        "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal", "strategy", "threads",
     ]
     static let frameDropKeys: Set<String> = [
         "event", "schemaVersion", "host", "pid", "startedAt", "endedAt", "totalMs", "droppedMs",

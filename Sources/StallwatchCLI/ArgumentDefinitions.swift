@@ -11,7 +11,7 @@ struct ArgumentDefinition: Sendable {
             version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
-        case reportFormat, html, export
+        case reportFormat, html, export, thread
     }
 
     let key: Key
@@ -48,10 +48,12 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .run: watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
         case .demo:
-            [scenario] + watchOptions + [strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
-        case .attach: [mode, duration] + watchOptions + exportOptions + [version, help]
+            [scenario] + watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [
+                version, help,
+            ]
+        case .attach: [mode, duration] + watchOptions + [thread] + exportOptions + [version, help]
         case .stack: [allThreads, maxFrames, stackFormat, version, help]
         case .report: reportOptions + [version, help]
         }
@@ -149,6 +151,15 @@ enum ArgumentDefinitions {
         abstract: "How to watch: observe the run loop, ping the main queue, or auto: the run loop, and pings "
             + "for a program that has none (dispatchMain). "
             + valuesNote(WatchStrategy.allCases.map(\.rawValue), default: WatchStrategy.auto.rawValue)
+    )
+
+    static let thread = ArgumentDefinition(
+        key: .thread,
+        names: ["--thread"],
+        valueName: "selector",
+        abstract: "Which threads' event loops to watch, repeatable: main, all (every thread seen waiting in an"
+            + " event loop), a name glob on the thread's name ('NIO-ELT-*'), or a tid. Threads that appear later"
+            + " are picked up; budgets count the stalls of every watched thread. (default: main)"
     )
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()

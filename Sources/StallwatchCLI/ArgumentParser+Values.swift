@@ -3,7 +3,8 @@ import StallwatchCollector
 import StallwatchCore
 
 extension ArgumentParser {
-    /// Converts and stores option values in command-line order, so the last of a repeated option wins.
+    /// Converts and stores option values in command-line order, so the last of a repeated option wins (`--thread`
+    /// adds up instead).
     ///
     /// Only options ``scanOptions(_:topic:)`` accepted for `topic` reach it.
     static func apply(
@@ -77,6 +78,17 @@ extension ArgumentParser {
                 }
             case .allThreads:
                 parsed.allThreads = true
+            case .thread:
+                let selector: ThreadSelector
+                do throws(ThreadSelector.Invalid) {
+                    selector = try ThreadSelector(parsing: value)
+                } catch {
+                    throw invalid(": \(error.reason)")
+                }
+                // The first --thread replaces the default (the main thread); the others add to it.
+                if !parsed.threadsGiven { parsed.watch.settings.threads = [] }
+                parsed.threadsGiven = true
+                if !parsed.watch.settings.threads.contains(selector) { parsed.watch.settings.threads.append(selector) }
             case .strategy:
                 guard let strategy = WatchStrategy(rawValue: value) else {
                     throw invalid(choices(WatchStrategy.allCases.map(\.rawValue)))

@@ -67,6 +67,10 @@ public enum ArgumentParser {
         let scan = try scanOptions(arguments, topic: .demo)
         var parsed = ParsedOptions()
         try apply(scan.values, to: &parsed, topic: .demo)
+        // A scenario that stalls other threads than the main one watches them unless --thread says otherwise.
+        if !parsed.threadsGiven, let selector = parsed.scenario.flatMap(DemoScenario.init)?.threadSelector {
+            parsed.watch.settings.threads = [.name(selector)]
+        }
         var options = DemoOptions(watch: parsed.watch, scenario: parsed.scenario)
         if !scan.afterTerminator, let stray = scan.operands.first {
             let hint =
@@ -241,6 +245,8 @@ public enum ArgumentParser {
         var duration: Duration?
         var allThreads = false
         var reportFormat: ExportFormat?
+        /// Whether a `--thread` was given: the first replaces the default.
+        var threadsGiven = false
     }
 
     // MARK: Errors

@@ -38,12 +38,16 @@ enum AttachCommand {
         _ connection: AttachWatch.Connection, pid: Int32, name: String, options: AttachOptions
     ) -> String {
         let process = "pid \(pid) (\(name))"
+        let threads = options.watch.settings.threads
+        let selected =
+            threads.isMainOnly ? "its main thread" : "threads " + threads.map { "'\($0)'" }.joined(separator: ", ")
         switch connection {
         case .agent:
-            return "watching \(process) through its agent; Ctrl-C detaches"
+            let others = threads.isMainOnly ? "" : " (and \(selected) from /proc)"
+            return "watching \(process) through its agent\(others); Ctrl-C detaches"
         case .external(let noAgent):
             let why = noAgent.map { "; \($0)" } ?? ""
-            return "watching \(process) from outside (external mode: its main thread sampled every"
+            return "watching \(process) from outside (external mode: \(selected) sampled every"
                 + " \(DurationParser.format(options.watch.threshold))\(why)); Ctrl-C detaches"
         }
     }

@@ -167,6 +167,11 @@ public enum HelpText {
             a stall, timed to within one sample. Works on any event-loop program, Swift or not.
             """,
             """
+            --thread picks other threads (all, a name glob such as 'NIO-ELT-*', a tid), each \
+            sampled the same way. A thread is judged only once seen waiting in its event loop, so a \
+            main thread parked in sleep(), pthread_join or a futex is not reported as a stall.
+            """,
+            """
             Ctrl-C, SIGTERM or --duration detaches and prints the summary; the process keeps running \
             and is never left stopped.
             """,

@@ -61,6 +61,10 @@ final class ReportOutput: CollectorOutput {
         write(reporter.render(stall))
         exports?.record(stall)
     }
+    func notice(_ text: String) {
+        Diagnostics.note(text)
+    }
+
     func frameRate(_ frames: FrameRateReport) {
         if writesProgressRecords { write(reporter.render(frames)) }
         exports?.record(frames)

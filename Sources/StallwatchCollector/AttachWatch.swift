@@ -54,6 +54,9 @@ public final class AttachWatch {
     /// Checks the process; throws, with the exit status, before touching it.
     public init(pid: Int32, settings: WatchSettings, mode: AttachMode, duration: UInt64?) throws(StallwatchError) {
         target = try Preflight.inspect(pid: pid)
+        if let problem = ThreadInspector.foreignThreadProblem(settings.threads, pid: pid) {
+            throw StallwatchError(message: problem, exitCode: ExitCode.usage)
+        }
         self.settings = settings
         self.mode = mode
         self.duration = duration
@@ -108,19 +111,15 @@ public final class AttachWatch {
         if case .agent(let connected) = connection { socket = connected }
         defer { if let socket { Glibc.close(socket) } }
         let threshold = settings.thresholdNanoseconds
-        let watcher =
-            socket == nil
-            ? ExternalWatcher(
-                pid: pid, threshold: threshold, count: settings.count, maxSamples: settings.maxSamples,
-                now: monotonicNow())
-            : nil
         let attached = AttachedProcess(
-            process: target, deadline: duration.map { monotonicNow() + $0 }, watcher: watcher, threshold: threshold)
+            process: target, deadline: duration.map { monotonicNow() + $0 }, external: socket == nil,
+            threshold: threshold)
         let collector = Collector(
-            socket: socket, signals: signals, target: attached, settings: settings, output: output)
+            socket: socket, signals: signals, target: attached, settings: settings, output: output,
+            watchesMainFromProc: socket == nil)
         collector.run()
         let stalls = collector.closeStalls()
-        var warnings = collector.refusals + collector.droppedMessageWarning
+        var warnings = collector.refusals + collector.droppedMessageWarning + collector.unwatchedThreadNotes
         if connection.mode == .agent, collector.watchedPids.isEmpty {
             warnings.append(
                 "the main run loop of pid \(pid) made no transition while stallwatch was attached: it runs no"

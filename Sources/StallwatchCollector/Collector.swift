@@ -16,6 +16,8 @@ public protocol CollectorOutput: AnyObject {
     func stallFinished(_ stall: StallReport)
     /// A `--fps` reading or run of dropped frames.
     func frameRate(_ frames: FrameRateReport)
+    /// Something the user should know while the watch goes on (a `--thread` that matches nothing), said once.
+    func notice(_ text: String)
 }
 
 /// Receives the agent's messages, captures stalled stacks from outside, and hands reports to its output.
@@ -35,8 +37,8 @@ final class Collector {
     var preloadWitness: PreloadWitness?
     private let signals: SignalChannel
     private let target: any WatchTarget
-    private let settings: WatchSettings
-    private let output: any CollectorOutput
+    let settings: WatchSettings
+    let output: any CollectorOutput
     let capturer: StallCapturer
 
     private var pending: [StallKey: StallCapturer.OpenStall] = [:]
@@ -65,15 +67,23 @@ final class Collector {
     private var frameRates: [Double] = []
     /// Names of processes that sent frame rates: read once, not once a second.
     private var frameRateProcessNames: [Int32: String] = [:]
+    /// Each process's threads watched from `/proc` (`--thread`), by pid.
+    var threadWatches: [Int32: ThreadWatchSet] = [:]
+    /// Selectors already said to match nothing, so each is said once.
+    var reportedUnmatched: Set<String> = []
+    /// The open stalls found from `/proc`, not by an agent.
+    private var procStalls: Set<StallKey> = []
 
     struct StallKey: Hashable {
         let pid: Int32
         let identifier: Int
     }
 
+    /// - Parameter watchesMainFromProc: no agent watches the main thread (attach's external mode), so the `/proc`
+    ///   watch of the target's threads includes it.
     init(
         socket: Int32?, signals: SignalChannel, target: any WatchTarget, settings: WatchSettings,
-        output: any CollectorOutput
+        output: any CollectorOutput, watchesMainFromProc: Bool = false
     ) {
         self.socket = socket
         self.socketOpen = socket != nil
@@ -85,6 +95,7 @@ final class Collector {
         gate = MessageGate(
             isWatchable: { [target] in target.mayWatch($0) },
             threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })
+        if let pid = target.attachedPid { watchThreads(of: pid, agentWatchesMain: !watchesMainFromProc) }
     }
 
     /// The run's frame-rate series for the summary; nil without `--fps`.
@@ -114,7 +125,7 @@ final class Collector {
             var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
             if socketOpen, let socket { descriptors.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
             let now = monotonicNow()
-            let wake = target.nextWake(now: now)
+            let wake = ([target.nextWake(now: now)] + threadWatches.values.map(\.nextWake)).min() ?? now
             let timeout = wake > now ? Int32(min((wake - now + 999_999) / 1_000_000, 60_000)) : 0
             if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0, errno != EINTR { break }
             if descriptors[0].revents != 0 { target.received(signals.drain()) }
@@ -133,9 +144,11 @@ final class Collector {
             if let preloadWitness, loadedPids.count > watchedPids.count {
                 preloadWitness.check(loadedPids.filter { !watchedPids.contains($0) }.sorted(), now: monotonicNow())
             }
+            stepThreadWatches(now: monotonicNow())
         }
         // Messages sent just before the workload exited are still queued: read them all.
         if socketOpen { _ = receiveMessages(into: &buffer) }
+        finishThreadWatches(now: monotonicNow())
     }
 
     /// Every stall seen, finished ones first, then those still in progress when the watch ended.
@@ -179,7 +192,7 @@ final class Collector {
         }
     }
 
-    private func handle(_ message: AgentMessage) {
+    func handle(_ message: AgentMessage, fromProc: Bool = false) {
         switch message {
         case .busyPeriods(let pid, let buckets, let longest):
             // Each message holds the agent's counts so far: keep the latest per process.
@@ -196,20 +209,34 @@ final class Collector {
                 event: .drops(FrameRateMonitor.DropRecord(begin: begin, end: end, total: total, dropped: dropped)))
         case .loaded(let pid, _):
             loadedPids.insert(pid)
+            if threadWatches[pid] == nil { watchThreads(of: pid, agentWatchesMain: true) }
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
-        case .watching(let pid, _, let strategy):
+        case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
-            if let strategy { strategies[pid] = strategy }
+            if tid != pid, !fromProc {
+                // The agent watches this thread's run loop, exactly: no longer a /proc watch's.
+                for message in threadWatches[pid]?.exclude(tid, now: monotonicNow()) ?? [] {
+                    handle(message, fromProc: true)
+                }
+            } else if let strategy {
+                strategies[pid] = strategy
+            }
         case .stallBegan(let pid, let tid, let onset):
+            guard isSelected(pid: pid, tid: tid, fromProc: fromProc, onset: onset) else {
+                // The agent watches the main loop whatever `--thread` says; a main loop not selected is not reported.
+                capturer.reply(.captured(identifier: onset.identifier))
+                return
+            }
             var stall = StallCapturer.OpenStall(
                 assembler: StallAssembler(
                     onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid),
                     settings: settings,
-                    captureMethod: .ptrace))
+                    captureMethod: .ptrace, threadName: ThreadInspector.name(pid: pid, tid: tid)))
             stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
             pending[stall.key] = stall
+            if fromProc { procStalls.insert(stall.key) }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
             if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
         case .stallSample(let pid, let tid, let identifier, _):
@@ -242,7 +269,13 @@ final class Collector {
     /// Finishes a stall: its CPU share and how it was seen, then the report.
     private func close(_ stall: StallCapturer.OpenStall) {
         var assembler = stall.assembler
-        if let attached = target.attachedStall(identifier: assembler.identifier) { assembler.note(attached: attached) }
+        if procStalls.remove(stall.key) != nil {
+            // Seen from /proc, under `run` or beside an agent too: external mode's resolution.
+            assembler.note(
+                attached: AttachedStall(mode: .external, resolutionNanoseconds: settings.thresholdNanoseconds))
+        } else if let attached = target.attachedStall(identifier: assembler.identifier) {
+            assembler.note(attached: attached)
+        }
         let report = assembler.finished(
             cpuNow: ThreadInspector.cpuTime(pid: assembler.report.pid, tid: assembler.report.tid), now: monotonicNow())
         output.stallFinished(report)

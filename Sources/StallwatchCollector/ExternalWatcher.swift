@@ -1,47 +1,21 @@
-// External mode: judges a process's main thread idle or busy from /proc, with no agent inside, and speaks for it.
+// External mode: judges one thread of a process idle or busy from /proc, with no agent inside, and speaks for it.
 import StallwatchCore
 
-/// Watches the main thread of a process that runs no agent, and produces the messages an agent would send.
+/// Watches one thread of a process from outside, and produces the messages an agent would send.
 ///
-/// Every threshold it reads `/proc/PID/task/PID/{stat,syscall}`. The thread is *idle* when it sleeps in an event-loop
-/// wait — `epoll_wait`, `epoll_pwait`, `epoll_pwait2`, `poll`, `ppoll`, `select`, `pselect6`, where run loops
-/// (CFRunLoop, GLib, libuv, asyncio, Qt, ...) rest — or is stopped by a signal or a debugger; otherwise it is *busy*:
-/// running, or blocked in any other call. A `futex` wait counts as busy, with or without a timeout: a run loop at
-/// rest never waits on one, and a main thread that does is waiting for a lock, a semaphore, a condition or a group
-/// (`DispatchSemaphore.wait(timeout:)` included), which is the stall to report. A loop built on a timed condition
-/// wait therefore looks stalled; watch such a program through its agent.
+/// Every threshold it reads `/proc/PID/task/TID/{stat,syscall}` and judges the reading (``EventLoopReading``): idle
+/// in an event-loop wait, at rest, or busy. Readings count only once the thread has been seen in an event-loop wait
+/// (``EventLoopEvidence``): a thread that never waits in one runs no event loop, and its long sleep or futex wait is
+/// no stall. A loop built on a timed condition wait therefore is never watched; watch such a program through its
+/// agent.
 ///
 /// The readings feed the same ``StallDetector`` as the agent's, on a clock that ticks one threshold per sample, so
 /// `count` consecutive busy samples make a stall whatever the collector's own delays. The real times reported are
 /// estimates: a stall starts halfway between the last idle sample and the first busy one, and ends halfway between
 /// the last busy sample and the first idle one, so each is within half a threshold.
 final class ExternalWatcher {
-    /// What one sample says about the main thread.
-    enum Reading: Equatable {
-        case idle
-        case busy
-    }
-
-    /// The calls an event loop waits in when it has nothing to do.
-    static let eventLoopWaits: Set<String> = [
-        "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
-    ]
-
-    /// Classifies a reading of the main thread (see the type's discussion).
-    static func classify(_ state: ThreadState) -> Reading {
-        switch state.state {
-        case "R", "D": return .busy
-        case "T", "t", "Z", "X": return .idle
-        default:
-            if let syscall = state.syscall { return eventLoopWaits.contains(syscall) ? .idle : .busy }
-            // The syscall file needs ptrace permission (preflight makes sure of it); wchan is the fallback. With
-            // neither, a sleeping thread is taken as idle, so that no loop at rest is ever reported as stalled.
-            guard let channel = state.waitChannel else { return .idle }
-            return ["poll", "select"].contains(where: channel.contains) ? .idle : .busy
-        }
-    }
-
     let pid: Int32
+    let tid: Int32
     private let threshold: UInt64
     private let maxSamples: Int
     /// Which of the current stall's moments (one per sampling tick) take a sample (see ``SampleSchedule``).
@@ -54,31 +28,45 @@ final class ExternalWatcher {
     private var previousSampleAt: UInt64?
     private var previousState: ThreadState?
     private var busy = false
-    /// The estimated real start of the busy stretch in progress, and whether it was busy at the first look.
+    /// The estimated real start of the busy stretch in progress.
     private var busySince: UInt64 = 0
-    private var busySinceFirstLook = false
     private var samplesTaken = 0
-    private var announced = false
+    /// The stall in progress, by the process's numbering.
+    private var ongoingIdentifier: Int?
+    private(set) var evidence = EventLoopEvidence()
     /// When the next sample is due, `CLOCK_MONOTONIC` nanoseconds.
     private(set) var nextWake: UInt64
-    /// Stalls already in progress at stallwatch's first look: their start is that look, not their real start.
-    private(set) var startedAtFirstLook: Set<Int> = []
 
-    init(pid: Int32, threshold: UInt64, count: Int, maxSamples: Int, now: UInt64) {
+    init(
+        pid: Int32, tid: Int32? = nil, threshold: UInt64, count: Int, maxSamples: Int, now: UInt64,
+        identifiers: StallIdentifiers = StallIdentifiers()
+    ) {
         self.pid = pid
+        self.tid = tid ?? pid
         self.threshold = threshold
         self.maxSamples = maxSamples
-        detector = StallDetector(threshold: threshold, count: count)
+        detector = StallDetector(threshold: threshold, count: count, identifiers: identifiers)
         nextWake = now
     }
 
-    /// Takes the sample due now, if the thread can still be read.
-    func step(now: UInt64) -> [AgentMessage] {
+    /// Whether a stall of this thread is in progress.
+    var isStalled: Bool { ongoingIdentifier != nil }
+
+    /// Takes the sample due now; nil once the thread is gone.
+    func step(now: UInt64) -> [AgentMessage]? {
         nextWake += threshold
         // Behind schedule (a long capture): sample again one threshold from now rather than in a burst.
         if nextWake <= now { nextWake = now + threshold }
-        guard let state = ThreadInspector.state(pid: pid, tid: pid) else { return [] }
+        guard let state = ThreadInspector.state(pid: pid, tid: tid, waitChannelAlways: false) else { return nil }
         return observe(state, at: now)
+    }
+
+    /// The thread exited (or the process did): a stall in progress ended when it was last seen busy, or now.
+    func gone(at now: UInt64) -> [AgentMessage] {
+        guard let identifier = ongoingIdentifier else { return [] }
+        ongoingIdentifier = nil
+        let lastSeen = previousSampleAt.map { $0 + (now - $0) / 2 } ?? now
+        return [.stallEnded(pid: pid, identifier: identifier, endedAt: max(lastSeen, busySince))]
     }
 
     /// Feeds one reading taken at `now`; returns the messages an agent would have sent.
@@ -87,18 +75,16 @@ final class ExternalWatcher {
         let state = reading.continuing(previousState)
         previousState = state
         var messages: [AgentMessage] = []
-        if !announced {
-            announced = true
-            messages.append(.watching(pid: pid, tid: pid))
-        }
+        if evidence.note(state) { messages.append(.watching(pid: pid, tid: tid)) }
+        // Not yet a loop: nothing to judge, and the first judged reading is the wait that proved it.
+        guard evidence.isEventLoop else { return [] }
         let tick = (sampleIndex + 1) * threshold
-        let isBusy = Self.classify(state) == .busy
+        let isBusy = EventLoopReading(state).isBusy
         var endedAt = now
         if isBusy != busy || sampleIndex == 0 {
             let midpoint = previousSampleAt.map { $0 + (now - $0) / 2 } ?? now
             if isBusy {
                 busySince = midpoint
-                busySinceFirstLook = previousSampleAt == nil
                 // Stamped at the previous tick, so that this sample is the first of the `count` that make a stall.
                 snapshot = ActivitySnapshot(
                     sequence: snapshot.sequence + 1, phase: .afterWaiting, timestamp: tick - threshold)
@@ -111,28 +97,30 @@ final class ExternalWatcher {
         let events = detector.observe(snapshot, now: tick)
         for event in events {
             switch event {
-            case .ended(let onset, _):
-                messages.append(.stallEnded(pid: pid, identifier: onset.identifier, endedAt: max(endedAt, busySince)))
+            case .ended:
+                if let identifier = ongoingIdentifier {
+                    messages.append(.stallEnded(pid: pid, identifier: identifier, endedAt: max(endedAt, busySince)))
+                }
+                ongoingIdentifier = nil
             case .began(let onset):
-                if busySinceFirstLook { startedAtFirstLook.insert(onset.identifier) }
+                let identifier = onset.identifier
+                ongoingIdentifier = identifier
                 samplesTaken = 1
                 schedule = SampleSchedule(maxSamples: maxSamples)
                 moment = 0
                 _ = schedule.shouldSample(atMoment: moment)
                 let real = StallOnset(
-                    identifier: onset.identifier, phase: .notStarted, start: busySince, detectedAt: now,
+                    identifier: identifier, phase: .notStarted, start: busySince, detectedAt: now,
                     sequence: onset.sequence)
-                messages.append(.stallBegan(pid: pid, tid: pid, onset: real))
+                messages.append(.stallBegan(pid: pid, tid: tid, onset: real))
             }
         }
-        if let ongoing = detector.ongoingStall,
-            !events.contains(where: { if case .began = $0 { true } else { false } })
-        {
+        if detector.ongoingStall != nil, !events.contains(where: { if case .began = $0 { true } else { false } }) {
             moment += 1
         }
-        if let ongoing = detector.ongoingStall, moment > 0, schedule.shouldSample(atMoment: moment) {
+        if let identifier = ongoingIdentifier, moment > 0, schedule.shouldSample(atMoment: moment) {
             samplesTaken += 1
-            messages.append(.stallSample(pid: pid, tid: pid, identifier: ongoing.identifier, index: samplesTaken))
+            messages.append(.stallSample(pid: pid, tid: tid, identifier: identifier, index: samplesTaken))
         }
         previousSampleAt = now
         sampleIndex += 1

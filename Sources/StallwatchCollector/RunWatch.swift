@@ -41,6 +41,9 @@ public final class RunWatch {
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
+        if let problem = ThreadInspector.foreignThreadProblem(settings.threads, pid: nil) {
+            throw StallwatchError(message: problem, exitCode: ExitCode.usage)
+        }
         self.command = command
         self.settings = settings
         self.timeout = timeout
@@ -119,7 +122,7 @@ public final class RunWatch {
     private static func warnings(
         _ collector: Collector, target: LaunchedWorkload, socket: Int32, startedAt: UInt64
     ) -> [String] {
-        var warnings = collector.refusals + collector.droppedMessageWarning
+        var warnings = collector.refusals + collector.droppedMessageWarning + collector.unwatchedThreadNotes
         if let hungUp = collector.hungUpAt, !collector.loadedPids.isEmpty,
             hungUp + exitClosingGrace < target.exitedAt ?? .max
         {
@@ -143,7 +146,7 @@ public final class RunWatch {
                 "the stallwatch agent was never loaded into the workload, so nothing was watched;"
                     + " it is injected with LD_PRELOAD, which statically linked programs and programs that gain"
                     + " privileges (setuid, setgid, file capabilities) ignore")
-        } else if collector.watchedPids.isEmpty {
+        } else if collector.watchedPids.isEmpty, collector.settings.threads.isMainOnly {
             warnings.append(
                 "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
                     + " whose main thread runs RunLoop.main or CFRunLoopRun, or whose main queue dispatchMain()"

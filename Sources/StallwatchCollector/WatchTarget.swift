@@ -19,6 +19,9 @@ protocol WatchTarget: AnyObject {
     func attachedStall(identifier: Int) -> AttachedStall?
     /// Whether stallwatch may act on the word of an agent in process `pid` (sample it, report it).
     func mayWatch(_ pid: Int32) -> Bool
+    /// The attached process, whose threads are watched from the start; nil under `run` (its processes announce
+    /// themselves).
+    var attachedPid: Int32? { get }
 }
 
 /// A workload `run` launched: the watch ends when it exits and it is reaped; signals sent to stallwatch alone are
@@ -69,6 +72,8 @@ final class LaunchedWorkload: WatchTarget {
 
     func attachedStall(identifier: Int) -> AttachedStall? { nil }
 
+    var attachedPid: Int32? { nil }
+
     /// The workload and the processes it started: only they inherit the agent's socket.
     func mayWatch(_ pid: Int32) -> Bool {
         pid == workload.pid || Preflight.isDescendant(pid)
@@ -105,26 +110,26 @@ final class AttachedProcess: WatchTarget {
     let process: TargetProcess
     /// When `--duration` runs out, `CLOCK_MONOTONIC` nanoseconds.
     let deadline: UInt64?
-    /// External mode's sampler; nil when the process's agent reports.
-    let watcher: ExternalWatcher?
+    /// Whether the process is watched from outside (its threads' states in `/proc`), not through its agent.
+    let external: Bool
     /// The sampling interval external mode reports as its resolution.
     private let threshold: UInt64
     /// Why the session ended; nil while it goes on.
     private(set) var ending: AttachEnding?
 
-    init(process: TargetProcess, deadline: UInt64?, watcher: ExternalWatcher?, threshold: UInt64) {
+    init(process: TargetProcess, deadline: UInt64?, external: Bool, threshold: UInt64) {
         self.process = process
         self.deadline = deadline
-        self.watcher = watcher
+        self.external = external
         self.threshold = threshold
     }
 
-    var mode: WatchMode { watcher == nil ? .agent : .external }
+    var mode: WatchMode { external ? .external : .agent }
     var isFinished: Bool { ending != nil }
 
     func nextWake(now: UInt64) -> UInt64 {
         // Short enough to notice the process's exit promptly: nothing else announces it to a non-parent.
-        [now + 100_000_000, deadline, watcher?.nextWake].compactMap { $0 }.min() ?? now
+        [now + 100_000_000, deadline].compactMap { $0 }.min() ?? now
     }
 
     func received(_ signals: [SignalChannel.Received]) {
@@ -141,8 +146,6 @@ final class AttachedProcess: WatchTarget {
             ending = .exited
         } else if let deadline, now >= deadline {
             ending = .duration
-        } else if let watcher, now >= watcher.nextWake {
-            return watcher.step(now: now)
         }
         return []
     }
@@ -152,9 +155,11 @@ final class AttachedProcess: WatchTarget {
         pid == process.pid
     }
 
+    var attachedPid: Int32? { process.pid }
+
     func attachedStall(identifier: Int) -> AttachedStall? {
-        AttachedStall(
-            mode: mode, resolutionNanoseconds: threshold,
-            startedBeforeAttach: watcher?.startedAtFirstLook.contains(identifier) ?? false)
+        // A thread is judged only once seen at rest in its loop (``EventLoopEvidence``), so no stall reported from
+        // outside was already under way at the first look.
+        AttachedStall(mode: mode, resolutionNanoseconds: external ? threshold : nil)
     }
 }

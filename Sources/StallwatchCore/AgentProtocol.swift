@@ -68,6 +68,8 @@ public enum AgentEnvironment {
     public static let count = "STALLWATCH_COUNT"
     /// `--strategy`: `runloop`, `ping` or `auto` (the default when unset).
     public static let strategy = "STALLWATCH_STRATEGY"
+    /// `--thread`: the selectors, one per line; unset means the main thread only.
+    public static let threads = "STALLWATCH_THREADS"
     /// `--max-samples`: stacks per stall, one at detection and one per threshold after.
     public static let maxSamples = "STALLWATCH_MAX_SAMPLES"
     public static let maxFrames = "STALLWATCH_MAX_FRAMES"

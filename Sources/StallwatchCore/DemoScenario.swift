@@ -22,6 +22,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case pumpLoop = "pump-loop"
     case hiccups
     case baseline
+    case eventLoops = "event-loops"
+    case loopThread = "loop-thread"
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
     public var summary: String {
@@ -41,6 +43,8 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .pumpLoop: "CPU work between calls of a self-pumped loop."
         case .hiccups: "150 ms of CPU every 250 ms: janky, no stall."
         case .baseline: "Short work only; no stall expected."
+        case .eventLoops: "NIO-named epoll loops: a blocking and a CPU handler."
+        case .loopThread: "CPU work in a timer on a resident run-loop thread."
         }
     }
 
@@ -63,8 +67,27 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .pumpLoop: "FeedRefresher.rebuildFeed"
         case .hiccups: nil
         case .baseline: nil
+        case .eventLoops: Self.eventLoopBlockingCulprit
+        case .loopThread: "TelemetryUploader.compressBatch"
         }
     }
+
+    /// `event-loops`: the handler that blocks its loop (odd stalls, on `NIO-ELT-0-#1`).
+    public static let eventLoopBlockingCulprit = "AccountLookupHandler.queryDatabaseBlocking"
+    /// `event-loops`: the handler that burns its loop's CPU (even stalls, on `NIO-ELT-0-#2`).
+    public static let eventLoopCPUCulprit = "ResponseEncoder.compressBody"
+
+    /// Threads a user must select to see this scenario's stalls (`--thread`); nil for the main thread's.
+    public var threadSelector: String? {
+        switch self {
+        case .eventLoops: "NIO-ELT-*"
+        case .loopThread: Self.loopThreadName
+        default: nil
+        }
+    }
+
+    /// `loop-thread`: the name of the resident run-loop thread.
+    public static let loopThreadName = "heartbeat"
 
     /// What the scenario does, in a sentence, as `stallwatch-demo --list` shows it.
     public var behaviour: String {
@@ -88,6 +111,13 @@ public enum DemoScenario: String, CaseIterable, Sendable {
                 + " call it spends 400 ms shutting down, which is no stall"
         case .hiccups: "a timer burns 150 ms of CPU every 250 ms: janky, though no single callout is a stall"
         case .baseline: "timers and main-queue blocks do a few ms of work every 50 ms; never stalls"
+        case .eventLoops:
+            "three epoll loop threads named as SwiftNIO names them (NIO-ELT-0-#0, #1, #2) while the main thread waits"
+                + " in pthread_join; odd stalls block a handler on #1 in usleep, even ones burn CPU in a handler on #2"
+                + " (watch with --thread 'NIO-ELT-*')"
+        case .loopThread:
+            "a resident thread named heartbeat runs its own RunLoop with a repeating timer whose callback burns CPU"
+                + " at each stall, while the main run loop stays responsive (watch with --thread heartbeat)"
         }
     }
 }

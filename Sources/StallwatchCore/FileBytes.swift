@@ -18,12 +18,17 @@ public enum FileBytes {
         guard descriptor >= 0 else { return .unreadable(errno) }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        // Small first: most reads are /proc files of a few hundred bytes, read many times a second when threads
+        // are watched from /proc; a file that fills the chunk gets a bigger one, up to 64 KiB.
+        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = Glibc.read(descriptor, &chunk, chunk.count)
             if count > 0 {
                 guard bytes.count + count <= limit else { return .tooLarge }
                 bytes.append(contentsOf: chunk[..<count])
+                if count == chunk.count, chunk.count < 65536 {
+                    chunk = [UInt8](repeating: 0, count: chunk.count * 4)
+                }
             } else if count == 0 {
                 return .bytes(bytes)
             } else if errno != EINTR {

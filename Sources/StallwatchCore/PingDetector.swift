@@ -31,12 +31,14 @@ public struct PingDetector: Sendable {
     public private(set) var servingThread: Int32?
     private var lastSequence: UInt64 = 0
     private var ongoing: StallOnset?
-    private var nextIdentifier = 1
+    private let identifiers: StallIdentifiers
 
-    public init(threshold: UInt64, count: Int) {
+    /// - Parameter identifiers: where stall numbers come from, shared with the process's run-loop detectors.
+    public init(threshold: UInt64, count: Int, identifiers: StallIdentifiers = StallIdentifiers()) {
         precondition(threshold > 0 && count > 0, "validated by the caller")
         self.threshold = threshold
         self.count = count
+        self.identifiers = identifiers
     }
 
     public var ongoingStall: StallOnset? { ongoing }
@@ -61,9 +63,8 @@ public struct PingDetector: Sendable {
         }
         if ongoing == nil, servingThread != nil, now >= pending.postedAt + threshold * UInt64(count) {
             let onset = StallOnset(
-                identifier: nextIdentifier, phase: .mainQueue, start: pending.postedAt, detectedAt: now,
+                identifier: identifiers.next(), phase: .mainQueue, start: pending.postedAt, detectedAt: now,
                 sequence: pending.sequence)
-            nextIdentifier += 1
             ongoing = onset
             events.append(.began(onset))
         }

@@ -42,6 +42,8 @@ extension StallReport {
     /// reach it by different paths differ.
     public var fingerprint: String {
         var parts = [callout?.rawValue ?? "-"]
+        // The same slow handler on two threads of one pool is one problem; on the main thread and a pool, two.
+        if let threadRole { parts.append("thread " + threadRole) }
         if let dominant = dominantFrame?.symbol,
             let sample = samples.first(where: { $0.frames.contains { $0.symbol == dominant } }),
             let index = sample.frames.firstIndex(where: { $0.symbol == dominant })

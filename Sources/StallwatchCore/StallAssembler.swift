@@ -19,7 +19,7 @@ public struct StallAssembler: Sendable {
 
     public init(
         onset: StallOnset, pid: Int32, tid: Int32, processName: String, settings: WatchSettings,
-        captureMethod: CaptureMethod
+        captureMethod: CaptureMethod, threadName: String? = nil
     ) {
         report = StallReport(
             identifier: onset.identifier, pid: pid, tid: tid, processName: processName, phase: onset.phase,
@@ -27,6 +27,7 @@ public struct StallAssembler: Sendable {
             thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
             captureMethod: captureMethod, samples: [])
         report.mode = onset.mode
+        report.threadName = threadName
         maxSamples = settings.maxSamples
     }
 

@@ -23,15 +23,17 @@ public struct StallDetector: Sendable {
     public let count: Int
     private var current = ActivitySnapshot.initial
     private var ongoing: StallOnset?
-    private var nextIdentifier = 1
+    private let identifiers: StallIdentifiers
 
     /// - Parameters:
     ///   - threshold: the watcher's timeout, in nanoseconds (> 0).
     ///   - count: consecutive busy timeouts that make a stall (≥ 1).
-    public init(threshold: UInt64, count: Int) {
+    ///   - identifiers: where stall numbers come from; one process's detectors (one per loop) share them.
+    public init(threshold: UInt64, count: Int, identifiers: StallIdentifiers = StallIdentifiers()) {
         precondition(threshold > 0 && count > 0, "validated by the caller")
         self.threshold = threshold
         self.count = count
+        self.identifiers = identifiers
     }
 
     /// The stall in progress, if any.
@@ -68,10 +70,9 @@ public struct StallDetector: Sendable {
         }
         if ongoing == nil, timeouts(at: now) >= count {
             let onset = StallOnset(
-                identifier: nextIdentifier, phase: current.phase, start: current.timestamp,
+                identifier: identifiers.next(), phase: current.phase, start: current.timestamp,
                 detectedAt: now, sequence: current.sequence,
                 modeIndex: current.mode == 0 ? nil : current.mode)
-            nextIdentifier += 1
             ongoing = onset
             events.append(.began(onset))
         }
@@ -88,6 +89,24 @@ public struct StallDetector: Sendable {
             if due > now { return due }
         }
         return now + threshold
+    }
+}
+
+/// Numbers one process's stalls from 1, across every loop watched in it: the collector tells stalls apart by
+/// process and number.
+///
+/// Used by one thread at a time (the watcher's, or the collector's), hence unchecked.
+public final class StallIdentifiers: @unchecked Sendable {
+    private var last: Int
+
+    /// - Parameter after: the last number already used (stalls numbered by someone else come first).
+    public init(after: Int = 0) {
+        last = after
+    }
+
+    public func next() -> Int {
+        last += 1
+        return last
     }
 }
 

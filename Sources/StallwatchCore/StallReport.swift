@@ -10,6 +10,8 @@ public struct StallReport: Equatable, Sendable {
     public var pid: Int32
     /// The stalled thread: the main thread, or the one serving the main queue under the ping strategy.
     public var tid: Int32
+    /// The stalled thread's name (`/proc/PID/task/TID/comm`), where it could be read.
+    public var threadName: String?
     /// The watched program's name (from `/proc/PID/comm`).
     public var processName: String
     /// What the loop was doing when it stopped moving (waiting, a timer, a source, outside the loop, ...).
@@ -64,6 +66,23 @@ public struct StallReport: Equatable, Sendable {
     public var strategy: WatchStrategy? {
         if attached?.mode == .external { return nil }
         return phase == .mainQueue ? .ping : .runLoop
+    }
+
+    /// Whether the stall is the main thread's: its run loop, or its main queue (which a worker may serve).
+    public var isMainThreadStall: Bool { tid == pid || phase == .mainQueue }
+
+    /// The thread's role for grouping: its name with numbers normalised (``ThreadRole``); nil on the main thread, so
+    /// main-thread fingerprints stay as they were before `--thread`.
+    public var threadRole: String? {
+        isMainThreadStall ? nil : ThreadRole.of(name: threadName ?? "?")
+    }
+
+    /// Where the stall was, as reports say it: `Daemon (pid 42)`, or `Daemon (pid 42), thread NIO-ELT-0-#1 (tid 45)`
+    /// for a thread other than the main one.
+    public var place: String {
+        let process = "\(processName) (pid \(pid))"
+        guard !isMainThreadStall else { return process }
+        return process + ", thread \(threadName ?? "?") (tid \(tid))"
     }
 
     /// Whether the stall is time spent outside the thread's outermost run loop (a loop pumped by hand).
@@ -149,6 +168,8 @@ public struct RunSummary: Equatable, Sendable {
     public var framesPerSecond: [Double]?
     /// How the `stallwatch attach` session went; nil under `stallwatch run`.
     public var attached: AttachOutcome?
+    /// The stalls per thread, when some were not the main thread's (`--thread`); empty otherwise.
+    public var threads: [ThreadTotal]
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(
@@ -181,6 +202,7 @@ public struct RunSummary: Equatable, Sendable {
         self.watchedPids = watchedPids
         self.exitStatus = exitStatus
         self.warnings = warnings
+        threads = ThreadTotal.of(stalls)
     }
 
     /// Nearest-rank percentile of sorted values.

@@ -11,12 +11,17 @@ public enum ThreadInspector {
     ///
     /// Read it before stopping the thread: a ptrace stop changes the state to `t`. The syscall file needs
     /// ptrace permission; `wchan` does not, and stands in for it.
-    public static func state(pid: Int32, tid: Int32) -> ThreadState? {
+    /// - Parameter waitChannelAlways: read `wchan` even when `syscall` names the call (reports show both); without it,
+    ///   only where `syscall` is unreadable, which saves a read per sample when many threads are watched.
+    public static func state(pid: Int32, tid: Int32, waitChannelAlways: Bool = true) -> ThreadState? {
         guard let fields = statFields(pid: pid, tid: tid), let state = fields.first?.first else { return nil }
         guard state != "R" else { return ThreadState(state: state) }
         let directory = "/proc/\(pid)/task/\(tid)"
         // `running` while on a CPU, `-1 …` when not in a system call: no name either way.
         let syscall = FileBytes.text(directory + "/syscall")?.split(separator: " ").first.flatMap { Int($0) }
+        guard waitChannelAlways || syscall == nil else {
+            return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name))
+        }
         let waitChannel = FileBytes.text(directory + "/wchan").flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
         return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name), waitChannel: waitChannel)
     }
@@ -81,5 +86,24 @@ public enum ThreadInspector {
             let close = text.lastIndex(of: ")")
         else { return nil }
         return text[text.index(after: close)...].split(separator: " ")
+    }
+}
+
+extension ThreadInspector {
+    /// The process a thread id belongs to (`Tgid` in `/proc/TID/status`); nil when no such thread exists.
+    public static func process(ofThread tid: Int32) -> Int32? {
+        let line = FileBytes.text("/proc/\(tid)/status")?.split(separator: "\n").first { $0.hasPrefix("Tgid:") }
+        return line?.split(whereSeparator: \.isWhitespace).last.flatMap { Int32($0) }
+    }
+
+    /// Why a `--thread TID` cannot name a thread of `pid` (nil for `run`'s child, not started yet): the tid belongs to
+    /// another process. A tid that exists nowhere may still be given to a thread later, and is not refused.
+    public static func foreignThreadProblem(_ selectors: [ThreadSelector], pid: Int32?) -> String? {
+        for case .tid(let tid) in selectors {
+            guard let owner = process(ofThread: tid), owner != pid else { continue }
+            let whose = pid.map { "not of pid \($0)" } ?? "not of the command stallwatch starts"
+            return "--thread \(tid) is a thread of pid \(owner) (\(processName(pid: owner))), \(whose)"
+        }
+        return nil
     }
 }

@@ -46,6 +46,8 @@ public struct WatchSettings: Equatable, Sendable {
     public var strategy: WatchStrategy
     /// `--fps`: the frame tick's settings; nil runs no frame tick.
     public var frameRate: FrameRateMonitor.Configuration?
+    /// `--thread`: which threads' event loops to watch (the main thread's by default).
+    public var threads: [ThreadSelector] = [.main]
 
     public init(
         thresholdNanoseconds: UInt64 = 80_000_000, count: Int = 3, maxSamples: Int = 10,
@@ -80,6 +82,7 @@ public struct WatchSettings: Equatable, Sendable {
             AgentEnvironment.maxSamples: String(maxSamples),
             AgentEnvironment.maxFrames: String(maxFrames),
             AgentEnvironment.strategy: strategy.rawValue,
+            AgentEnvironment.threads: threads.isMainOnly ? nil : threads.encoded,
         ]
         for name in FrameRateMonitor.Configuration.environmentNames { variables[name] = .some(nil) }
         for (name, value) in frameRate?.environment ?? [:] { variables[name] = value }
@@ -104,6 +107,7 @@ public struct WatchSettings: Equatable, Sendable {
         }
         strategy = environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? .auto
         frameRate = FrameRateMonitor.Configuration(environment: environment)
+        threads = environment[AgentEnvironment.threads].map { [ThreadSelector](encoded: $0) } ?? [.main]
     }
 }
 

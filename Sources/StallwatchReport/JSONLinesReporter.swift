@@ -55,6 +55,7 @@ public struct JSONLinesReporter: Reporter {
             ("id", .int(Int64(stall.identifier))),
             ("pid", .int(Int64(stall.pid))),
             ("tid", .int(Int64(stall.tid))),
+            ("threadName", .optional(stall.threadName)),
             ("process", .string(stall.processName)),
             ("startedAt", .string(clock.rfc3339(monotonic: stall.start))),
             ("startMonotonicMs", .milliseconds(stall.start)),
@@ -239,6 +240,21 @@ public struct JSONLinesReporter: Reporter {
                     } ?? .null
                 ),
             ]
+        // Only when some stall was not the main thread's (--thread), so other summaries stay as they were.
+        if !summary.threads.isEmpty {
+            pairs.append(
+                (
+                    "threads",
+                    .array(
+                        summary.threads.map { total in
+                            .object([
+                                ("pid", .int(Int64(total.pid))), ("tid", .int(Int64(total.tid))),
+                                ("threadName", .string(total.name)), ("stalls", .int(Int64(total.stallCount))),
+                                ("totalMs", .milliseconds(total.stalledNanoseconds)),
+                            ])
+                        })
+                ))
+        }
         // Only with --fps, so summaries without it stay as they were.
         if let rates = summary.framesPerSecond { pairs.append(("fps", .array(rates.map(JSONValue.framesPerSecond)))) }
         if let attached = summary.attached {

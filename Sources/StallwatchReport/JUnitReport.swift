@@ -92,6 +92,12 @@ public struct JUnitReport: Sendable {
             properties.append(("thresholdMs", String(Int(Double(first.thresholdNanoseconds) / 1e6))))
             properties.append(("count", String(first.count)))
         }
+        // `--thread`: per thread, `thread.NAME (tid N).stalls` and `.totalStallMs`.
+        for total in summary.threads {
+            let thread = total.name == "main" ? "thread.main" : "thread.\(total.name) (tid \(total.tid))"
+            properties.append(("\(thread).stalls", String(total.stallCount)))
+            properties.append(("\(thread).totalStallMs", String(Int(Double(total.stalledNanoseconds) / 1e6))))
+        }
         return properties
     }
 
@@ -126,7 +132,7 @@ public struct JUnitReport: Sendable {
             let culprit = first.dominantFrame?.symbol ?? "unknown function"
             let total = group.reduce(UInt64(0)) { $0 + ($1.duration ?? 0) }
             let lines = group.map { stall in
-                "stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): "
+                "stall #\(stall.identifier) in \(stall.place): "
                     + (stall.duration.map { "\(Int((Double($0) / 1e6).rounded())) ms" } ?? "unfinished")
             }
             var testCase = TestCase(

@@ -32,6 +32,15 @@ extension TextReporter {
                         + "  \(String(culprit.count).leftPadded(to: 3))×  \(culprit.symbol)")
             }
         }
+        if !summary.threads.isEmpty {
+            lines.append("  stalls by thread:")
+            for total in summary.threads {
+                let thread = total.name == "main" ? "main thread" : "\(total.name) (tid \(total.tid))"
+                lines.append(
+                    "    \(Self.milliseconds(total.stalledNanoseconds).leftPadded(to: 7)) ms"
+                        + "  \(String(total.stallCount).leftPadded(to: 3))×  \(thread) of pid \(total.pid)")
+            }
+        }
         if let periods = summary.busyPeriods, periods.total > 0 {
             func ms(_ value: UInt64?) -> String { value.map { Self.precise($0) } ?? "-" }
             var line =

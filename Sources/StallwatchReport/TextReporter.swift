@@ -33,7 +33,7 @@ public struct TextReporter: Reporter {
     public func renderDetected(_ stall: StallReport) -> String {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         var line =
-            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)) detected,"
+            "stallwatch: stall #\(stall.identifier) in \(stall.place) detected,"
             + " \(Self.milliseconds(detectedAfter)) ms so far"
         if let callout = stall.callout { line += " in \(callout.phrase)" }
         if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
@@ -42,19 +42,19 @@ public struct TextReporter: Reporter {
 
     /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.
     func repeatLine(_ stall: StallReport, group: (first: Int, count: Int, total: UInt64)) -> String {
-        "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall)),"
+        "stallwatch: stall #\(stall.identifier) in \(stall.place): \(length(of: stall)),"
             + " same as stall #\(group.first) (\(stall.dominantFrame?.symbol ?? stall.fingerprint)):"
             + " ×\(group.count), \(Self.milliseconds(group.total)) ms in all"
     }
 
     func block(_ stall: StallReport) -> [String] {
         var headline =
-            "stallwatch: stall #\(stall.identifier) in \(stall.processName) (pid \(stall.pid)): \(length(of: stall))"
+            "stallwatch: stall #\(stall.identifier) in \(stall.place): \(length(of: stall))"
         if let callout = stall.callout { headline += " in \(callout.phrase)" }
         if let activity = stall.threadActivity { headline += ", \(activity.summary)" }
         var lines = [style.bold(headline)]
         lines.append(onsetLine(stall))
-        if let attached = stall.attached { lines.append(modeLine(attached)) }
+        if let attached = stall.attached { lines.append(modeLine(attached, mainThread: stall.isMainThreadStall)) }
         lines.append("  " + captureLine(stall) + "; fingerprint \(stall.fingerprint)")
         if let note = stall.confidenceNote { lines.append("  caution: \(note)") }
         if let note = stall.captureNote { lines.append("  note: \(note)") }
@@ -104,13 +104,13 @@ public struct TextReporter: Reporter {
     }
 
     /// "  mode: external (...)": how an attached process was watched.
-    func modeLine(_ attached: AttachedStall) -> String {
+    func modeLine(_ attached: AttachedStall, mainThread: Bool = true) -> String {
         switch attached.mode {
         case .agent:
             return "  mode: agent (the process's own agent timed its run loop's transitions exactly)"
         case .external:
             let interval = attached.resolutionNanoseconds ?? 0
-            return "  mode: external (the main thread's state sampled from /proc every"
+            return "  mode: external (the \(mainThread ? "main thread" : "thread")'s state sampled from /proc every"
                 + " \(Self.milliseconds(interval)) ms: start and end each within"
                 + " ±\(Self.milliseconds(interval / 2)) ms)"
         }

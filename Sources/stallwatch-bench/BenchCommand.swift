@@ -14,6 +14,8 @@ enum BenchCommand {
         case tightLoop = "tight-loop"
         case tightLoopFoundation = "tight-loop-foundation"
         case realistic
+        case tightLoopThread = "tight-loop-thread"
+        case idleLoops = "idle-loops"
     }
 
     static let helpText = """
@@ -21,19 +23,24 @@ enum BenchCommand {
         eu-stack and gdb, and memory.
 
         USAGE: stallwatch-bench drive [--rounds N] [--seconds S] [SECTION ...]
-               stallwatch-bench WORKLOAD [--seconds S] [--classic | --empty-observers]
+               stallwatch-bench WORKLOAD [--seconds S | --iterations N] [--classic | --empty-observers]
                stallwatch-bench gap-target [--seconds S]
 
-        WORKLOAD is tight-loop, tight-loop-foundation or realistic; each prints one line,
+        WORKLOAD is tight-loop, tight-loop-foundation, realistic, tight-loop-thread or idle-loops; each prints one
+        line,
           stallwatch-bench: count=N elapsed_ns=N cpu_ns=N
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, detection, capture, stack, memory, soak, report; the default is all of them.
+                        overhead, instructions, loops, detection, capture, stack, memory, soak, report; the default
+                        is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
                         The same, run by RunLoop.run(until:): every iteration also enters and exits the loop.
+          tight-loop-thread
+                        The tight loop on a thread of its own, named bench-loop, while the main thread waits.
+          idle-loops    16 epoll loop threads named NIO-ELT-0-#0 to #15, at rest for S seconds.
           realistic     Count the callbacks of two 1 kHz timers and the blocks a background thread posts to the
                         main queue at 2 kHz, each doing about 15 µs of work.
           gap-target    Spin in a timer callout for S seconds (SIGUSR1 ends it early), then print every gap
@@ -42,6 +49,9 @@ enum BenchCommand {
         OPTIONS:
           --rounds N    Alternating rounds of bare, watched, empty-observer and classic runs (default: 5).
           --seconds S   Length of each run (default: 2).
+          --iterations N
+                        A fixed amount of work instead: N iterations of a tight loop, N callbacks and blocks of
+                        the realistic loop (for counting instructions, which a time limit would not keep fixed).
           --classic     Install the classic detector in-process: one observer for every activity that
                         signals a semaphore, and a watcher thread waiting on it with an 80 ms timeout.
           --empty-observers
@@ -58,6 +68,7 @@ enum BenchCommand {
         var seconds: Double?
         var rounds: Int?
         var inProcess: WorkloadOptions.InProcessWatcher?
+        var iterations: UInt64?
         var sections: [DriverOptions.Section] = []
         while let argument = remaining.popFirst() {
             switch argument {
@@ -71,6 +82,12 @@ enum BenchCommand {
                     throw BenchUsageError("--rounds takes a whole number from 1 to 100")
                 }
                 rounds = value
+            case "--iterations" where Workload(rawValue: subcommand) != nil:
+                guard let text = remaining.popFirst(), let value = UInt64(text), (1...100_000_000).contains(value)
+                else {
+                    throw BenchUsageError("--iterations takes a whole number from 1 to 100000000")
+                }
+                iterations = value
             case "--classic" where Workload(rawValue: subcommand) != nil:
                 inProcess = .classic
             case "--empty-observers" where Workload(rawValue: subcommand) != nil:
@@ -85,7 +102,8 @@ enum BenchCommand {
             }
         }
         if let workload = Workload(rawValue: subcommand) {
-            return .workload(workload, WorkloadOptions(seconds: seconds ?? 2, inProcess: inProcess))
+            return .workload(
+                workload, WorkloadOptions(seconds: seconds ?? 2, iterations: iterations, inProcess: inProcess))
         }
         switch subcommand {
         case "gap-target":
@@ -111,13 +129,15 @@ struct WorkloadOptions {
     }
 
     var seconds: Double
+    /// A fixed amount of work instead of a time limit.
+    var iterations: UInt64?
     var inProcess: InProcessWatcher?
 }
 
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
-        case overhead, detection, capture, stack, memory, soak, report
+        case overhead, instructions, loops, detection, capture, stack, memory, soak, report
     }
 
     var rounds = 5

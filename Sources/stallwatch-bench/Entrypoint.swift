@@ -28,9 +28,13 @@ enum StallwatchBench {
             }
             let result =
                 switch workload {
-                case .tightLoop: TightLoop.run(seconds: options.seconds, driver: .coreFoundation)
-                case .tightLoopFoundation: TightLoop.run(seconds: options.seconds, driver: .foundation)
-                case .realistic: RealisticLoop.run(seconds: options.seconds)
+                case .tightLoop:
+                    TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .coreFoundation)
+                case .tightLoopFoundation:
+                    TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .foundation)
+                case .realistic: RealisticLoop.run(seconds: options.seconds, units: options.iterations)
+                case .tightLoopThread: TightLoop.runOnThread(seconds: options.seconds)
+                case .idleLoops: IdleLoops.run(seconds: options.seconds)
                 }
             BenchOutput.line(result.line)
         case .gapTarget(let seconds):

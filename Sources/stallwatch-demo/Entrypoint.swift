@@ -40,7 +40,9 @@ enum StallwatchDemo {
                 DispatchQueue.global().asyncAfter(deadline: .now() + (timeline.end - .now()).seconds) { exit(0) }
                 dispatchMain()
             }
-            if options.scenario == .pumpLoop {
+            if options.scenario == .eventLoops {
+                EventLoopPool.run(timeline)
+            } else if options.scenario == .pumpLoop {
                 PumpLoop.run(timeline)
             } else {
                 RunLoop.main.run(until: timeline.end.date)

@@ -38,21 +38,33 @@ struct StallMeasurement {
     let start: MonotonicInstant
     /// When CPU-bound culprits stop working; blocking culprits are handed the duration instead.
     let deadline: MonotonicInstant
+    /// The function to blame, where a scenario has more than one (`event-loops`).
+    let culprit: String?
+    /// The stalled thread, when it is not the main one: its name and tid.
+    let thread: (name: String, tid: Int32)?
 
-    /// Starts measuring on the main thread, at the top of the callout that is about to stall.
-    init(scenario: Scenario, index: Int, duration: Duration) {
+    /// Starts measuring at the top of the callout (or handler) that is about to stall.
+    init(
+        scenario: Scenario, index: Int, duration: Duration, culprit: String? = nil,
+        thread: (name: String, tid: Int32)? = nil
+    ) {
         self.scenario = scenario
         self.index = index
+        self.culprit = culprit
+        self.thread = thread
         start = .now()
         deadline = start + duration
     }
 
-    /// Prints `stallwatch-demo: stall scenario=cpu index=1 start_ns=... duration_ms=600.1 culprit=Type.method`.
+    /// Prints `stallwatch-demo: stall scenario=cpu index=1 start_ns=... duration_ms=600.1 culprit=Type.method`, and
+    /// ` thread=NAME tid=N` for a stall off the main thread.
     func finish() {
         let elapsed = MonotonicInstant.now() - start
+        let place = thread.map { " thread=\($0.name) tid=\($0.tid)" } ?? ""
         DemoStderr.write(
             "stall scenario=\(scenario.rawValue) index=\(index) start_ns=\(start.nanoseconds)"
-                + " duration_ms=\(String(format: "%.1f", elapsed.milliseconds)) culprit=\(scenario.culprit ?? "none")"
+                + " duration_ms=\(String(format: "%.1f", elapsed.milliseconds))"
+                + " culprit=\(culprit ?? scenario.culprit ?? "none")\(place)"
         )
     }
 }

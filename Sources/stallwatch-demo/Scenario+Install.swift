@@ -96,6 +96,10 @@ extension Scenario {
             }
         case .nestedThenStall:
             installNestedThenStall(timeline)
+        case .eventLoops:
+            break  // the stalls happen on the pool's own threads: see `EventLoopPool`
+        case .loopThread:
+            HeartbeatThread.start(timeline)
         case .pumpLoop:
             break  // the stalls happen between the main thread's own calls to the loop: see `PumpLoop`
         case .hiccups:

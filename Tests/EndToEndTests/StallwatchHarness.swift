@@ -47,6 +47,9 @@ struct DemoStall {
     let durationMs: Double
     let startNanoseconds: UInt64
     let culprit: String
+    /// The stalled thread, for a stall off the main thread (`thread=NAME tid=N`).
+    let threadName: String?
+    let tid: Int?
 
     init?(line: String) {
         guard line.hasPrefix("stallwatch-demo: stall ") else { return nil }
@@ -62,6 +65,8 @@ struct DemoStall {
         self.durationMs = duration
         self.startNanoseconds = start
         self.culprit = culprit
+        threadName = fields["thread"]
+        tid = fields["tid"].flatMap(Int.init)
     }
 }
 

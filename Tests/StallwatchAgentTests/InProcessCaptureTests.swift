@@ -52,7 +52,7 @@ private final class BlockedThread {
 
 /// Threads inherit their creator's signal mask, and Swift Testing runs tests on libdispatch worker
 /// threads, which block all signals: a thread meant to be captured must unblock the capture signal.
-private func unblockCaptureSignal() {
+func unblockCaptureSignal() {
     var set = sigset_t()
     sigemptyset(&set)
     sigaddset(&set, sw_agent_default_capture_signal())

@@ -72,7 +72,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
     @Test(arguments: [
         (["run", "--verbose", "x"], "--verbose", HelpTopic.run),
         (["run", "--limit", "80ms", "x"], "--limit", .run),
-        (["run", "--thrshd", "80ms", "x"], "--thrshd", .run),
+        (["run", "--thrshldz", "80ms", "x"], "--thrshldz", .run),
         (["run", "--scenario", "cpu", "x"], "--scenario", .run),
         (["run", "-x", "y"], "-x", .run),
         (["run", "-t", "80ms", "x"], "-t", .run),
@@ -203,6 +203,8 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - pump-loop
                   - hiccups
                   - baseline
+                  - event-loops
+                  - loop-thread
                 """
         )
         #expect(error?.topic == .demo)

@@ -155,17 +155,19 @@ func invocation(_ arguments: [String], sourceLocation: SourceLocation = #_source
 
     @Test(arguments: DemoScenario.allCases)
     func acceptsEveryScenario(scenario: DemoScenario) {
-        #expect(
-            invocation(["demo", "--scenario", scenario.rawValue]) == .demo(DemoOptions(scenario: scenario.rawValue)))
-        #expect(
-            invocation(["demo", "--scenario=\(scenario.rawValue)"]) == .demo(DemoOptions(scenario: scenario.rawValue)))
+        var expected = DemoOptions(scenario: scenario.rawValue)
+        // A scenario stalling other threads watches them (see ThreadOptionTests).
+        if let selector = scenario.threadSelector { expected.watch.settings.threads = [.name(selector)] }
+        #expect(invocation(["demo", "--scenario", scenario.rawValue]) == .demo(expected))
+        #expect(invocation(["demo", "--scenario=\(scenario.rawValue)"]) == .demo(expected))
     }
 
     @Test func scenarioNamesAreTheOnesTheSpecNames() {
         #expect(
             DemoScenario.allCases.map(\.rawValue) == [
                 "cpu", "sleep", "main-queue", "source", "mutex", "vdso", "observer", "two-phase", "modal",
-                "modal-stall", "dispatch-main", "nested-then-stall", "pump-loop", "hiccups", "baseline",
+                "modal-stall", "dispatch-main", "nested-then-stall", "pump-loop", "hiccups", "baseline", "event-loops",
+                "loop-thread",
             ])
     }
 

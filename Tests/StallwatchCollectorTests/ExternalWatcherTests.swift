@@ -8,26 +8,26 @@ import Testing
 @Suite struct ExternalClassificationTests {
     @Test(arguments: ["epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6"])
     func eventLoopWaitsAreIdle(syscall: String) {
-        #expect(ExternalWatcher.classify(ThreadState(state: "S", syscall: syscall)) == .idle)
+        #expect(EventLoopReading(ThreadState(state: "S", syscall: syscall)) == .waiting)
     }
 
     @Test(arguments: ["futex", "nanosleep", "clock_nanosleep", "read", "recvfrom", "wait4", "syscall 999"])
     func otherWaitsAreBusy(syscall: String) {
-        #expect(ExternalWatcher.classify(ThreadState(state: "S", syscall: syscall)) == .busy)
+        #expect(EventLoopReading(ThreadState(state: "S", syscall: syscall)) == .busy)
     }
 
     @Test func runningAndDiskWaitAreBusyStoppedIsNot() {
-        #expect(ExternalWatcher.classify(ThreadState(state: "R")) == .busy)
-        #expect(ExternalWatcher.classify(ThreadState(state: "D", syscall: "read")) == .busy)
-        #expect(ExternalWatcher.classify(ThreadState(state: "T")) == .idle)
-        #expect(ExternalWatcher.classify(ThreadState(state: "t")) == .idle)
+        #expect(EventLoopReading(ThreadState(state: "R")) == .busy)
+        #expect(EventLoopReading(ThreadState(state: "D", syscall: "read")) == .busy)
+        #expect(EventLoopReading(ThreadState(state: "T")) == .resting)
+        #expect(EventLoopReading(ThreadState(state: "t")) == .resting)
     }
 
     @Test func waitChannelStandsInForAnUnreadableSyscall() {
-        #expect(ExternalWatcher.classify(ThreadState(state: "S", waitChannel: "do_epoll_wait")) == .idle)
-        #expect(ExternalWatcher.classify(ThreadState(state: "S", waitChannel: "do_sys_poll")) == .idle)
-        #expect(ExternalWatcher.classify(ThreadState(state: "S", waitChannel: "futex_wait_queue")) == .busy)
-        #expect(ExternalWatcher.classify(ThreadState(state: "S")) == .idle)
+        #expect(EventLoopReading(ThreadState(state: "S", waitChannel: "do_epoll_wait")) == .waiting)
+        #expect(EventLoopReading(ThreadState(state: "S", waitChannel: "do_sys_poll")) == .waiting)
+        #expect(EventLoopReading(ThreadState(state: "S", waitChannel: "futex_wait_queue")) == .busy)
+        #expect(EventLoopReading(ThreadState(state: "S")) == .resting)
     }
 }
 
@@ -54,6 +54,7 @@ import Testing
         let (messages, watcher) = feed(readings)
         let start: UInt64 = 1_000_000_000
         #expect(messages.first.map { "\($0.1)" } == "\(AgentMessage.watching(pid: 42, tid: 42))")
+        #expect(watcher.evidence.isEventLoop)
         // Busy from sample 2; idle at sample 8. The stall starts halfway between samples 1 and 2, ends halfway
         // between 7 and 8, and is declared at the third busy sample (sample 4).
         let began = try #require(
@@ -70,7 +71,6 @@ import Testing
         // One sample per busy reading after detection (samples 5, 6, 7).
         let samples = messages.filter { if case .stallSample = $0.1 { true } else { false } }
         #expect(samples.count == 3)
-        #expect(watcher.startedAtFirstLook.isEmpty)
     }
 
     @Test func fewerBusySamplesThanCountAreNoStall() {
@@ -79,12 +79,45 @@ import Testing
         #expect(!messages.contains { if case .stallBegan = $0.1 { true } else { false } })
     }
 
-    @Test func busyAtTheFirstLookStartsThere() throws {
-        let (messages, watcher) = feed([Self.busy, Self.busy, Self.busy, Self.idle])
-        let began = try #require(messages.first { if case .stallBegan = $0.1 { true } else { false } })
-        guard case .stallBegan(_, _, let onset) = began.1 else { return }
-        #expect(onset.start == 1_000_000_000)
-        #expect(watcher.startedAtFirstLook == [onset.identifier])
+    @Test func aThreadNeverSeenInItsWaitIsNoLoop() {
+        // The false positive this rule fixes: a main thread parked in pthread_join or a futex for the whole run.
+        let parked = ThreadState(state: "S", syscall: "futex")
+        let (messages, watcher) = feed(Array(repeating: parked, count: 20))
+        #expect(messages.isEmpty, "no watching, no stall: \(messages)")
+        #expect(!watcher.evidence.isEventLoop)
+        #expect(watcher.evidence.notWatchedReason.contains("in futex"))
+    }
+
+    @Test func busyAtTheFirstLookIsJudgedOnlyFromTheFirstWait() {
+        // Busy before the first wait: not a loop yet, so no stall; the same stretch after a wait is one.
+        let (before, _) = feed([Self.busy, Self.busy, Self.busy, Self.busy, Self.idle])
+        #expect(!before.contains { if case .stallBegan = $0.1 { true } else { false } })
+        #expect(before.contains { if case .watching = $0.1 { true } else { false } })
+        let (after, _) = feed([Self.busy, Self.idle, Self.busy, Self.busy, Self.busy, Self.idle])
+        #expect(after.contains { if case .stallBegan = $0.1 { true } else { false } })
+    }
+
+    @Test func aThreadThatExitsMidStallEndsItsStall() throws {
+        let watcher = ExternalWatcher(
+            pid: 42, tid: 45, threshold: threshold, count: 3, maxSamples: 10, now: 0,
+            identifiers: StallIdentifiers(after: 1000))
+        var messages: [AgentMessage] = []
+        for (index, reading) in [Self.idle, Self.busy, Self.busy, Self.busy, Self.busy].enumerated() {
+            messages += watcher.observe(reading, at: UInt64(index) * threshold)
+        }
+        let began = try #require(messages.first { if case .stallBegan = $0 { true } else { false } })
+        guard case .stallBegan(_, let tid, let onset) = began else { return }
+        #expect(tid == 45)
+        #expect(onset.identifier == 1001, "numbered after the agent's")
+        #expect(watcher.isStalled)
+        let ended = watcher.gone(at: 5 * threshold)
+        guard case .stallEnded(_, let identifier, let endedAt)? = ended.first else {
+            Issue.record("no end: \(ended)")
+            return
+        }
+        #expect(identifier == 1001)
+        #expect(endedAt == 4 * threshold + threshold / 2)
+        #expect(watcher.gone(at: 6 * threshold).isEmpty, "ended once")
     }
 
     @Test func samplesGoOnPastMaxSamplesLessOften() {

@@ -62,6 +62,17 @@ public struct SummaryRecord: Decodable, Equatable, Sendable {
     public let ended: String?
     /// `stallwatch attach` only: the signal that ended the session, `.null` otherwise.
     public let signal: Nullable<Int>
+    /// `--thread`: the stalls per thread, absent when every stall was the main thread's.
+    public let threads: [ThreadTotalRecord]?
+}
+
+/// One thread's stalls in a summary's `threads`.
+public struct ThreadTotalRecord: Decodable, Equatable, Sendable {
+    public let pid: Int
+    public let tid: Int
+    public let threadName: String
+    public let stalls: Int
+    public let totalMs: Double
 }
 
 /// One thread of a `stack` record.

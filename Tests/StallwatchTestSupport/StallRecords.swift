@@ -87,6 +87,8 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let id: Int
     public let pid: Int
     public let tid: Int
+    /// The stalled thread's name (`comm`); null where it could not be read.
+    public let threadName: String?
     public let process: String
     public let startedAt: String
     public let startMonotonicMs: Double

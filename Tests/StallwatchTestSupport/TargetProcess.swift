@@ -176,7 +176,7 @@ public enum CHelper {
 
     /// Builds a C program once per source text, kept in the temporary directory; concurrent test runs each build
     /// and atomically rename. Nil if it could not be built (no cc).
-    static func build(_ source: String) -> String? {
+    public static func build(_ source: String) -> String? {
         let hash = source.utf8.reduce(UInt64(5381)) { ($0 &* 33) ^ UInt64($1) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-unwind-tests")
         let binaryPath = directory.appendingPathComponent("helper-\(String(hash, radix: 16))").path

@@ -83,6 +83,16 @@ void *sw_agent_existing_main_run_loop(int *known);
 /// before the program can run it), if the preloaded agent's `_CFRunLoopGet0` stands in front of CoreFoundation's;
 /// never otherwise. Replaces any hook not yet called; NULL cancels.
 void sw_agent_on_main_run_loop(void (*hook)(void *loop));
+/// Called on a thread other than the main one when it first runs its CoreFoundation run loop, with that loop
+/// (a CFRunLoopRef); returns what to hand `sw_loop_thread_exiting_fn` when the thread exits, or NULL to leave the
+/// thread alone.
+typedef void *(*sw_loop_thread_started_fn)(void *loop);
+/// Called on a watched loop thread as it exits (a thread-exit destructor), with what the start hook returned.
+typedef void (*sw_loop_thread_exiting_fn)(void *watched);
+
+/// Asks to hear of every thread that runs a run loop from now on (see loop_threads.c: the agent defines
+/// CFRunLoopRunSpecific). Each thread is offered once, on its first run after this call.
+void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting);
 
 #ifdef __cplusplus
 }

@@ -55,4 +55,18 @@ long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, in
 /// read, or -1 (errno set). Swift's Glibc module does not import it (it needs _GNU_SOURCE).
 long sw_read_process_memory(int pid, unsigned long address, void *buffer, unsigned long length);
 
+/// An epoll instance watching a new eventfd (both close-on-exec): an event loop's wait, as SwiftNIO's is made
+/// (Swift's Glibc module has neither epoll nor eventfd). Returns the epoll descriptor and sets `*wakeup` to the
+/// eventfd, or -1 (errno set).
+int sw_epoll_with_eventfd(int *wakeup);
+
+/// Waits in epoll_wait for one event, `timeout_ms` at most (-1: for ever). Returns the number ready, 0 or -1.
+int sw_epoll_wait_one(int epoll, int timeout_ms);
+
+/// Names the calling thread (pthread_setname_np; at most 15 bytes are kept). Returns 0 or an error number.
+int sw_set_thread_name(const char *name);
+
+/// The calling thread's id (gettid).
+int sw_thread_id(void);
+
 #endif

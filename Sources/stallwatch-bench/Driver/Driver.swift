@@ -14,6 +14,9 @@ struct Driver {
                 switch section {
                 case .overhead:
                     try OverheadBenchmark(products: products, rounds: options.rounds, seconds: options.seconds).run()
+                case .instructions: try InstructionBenchmark(products: products).run()
+                case .loops:
+                    try LoopThreadsBenchmark(products: products, rounds: options.rounds, seconds: options.seconds).run()
                 case .detection: try DetectionBenchmark(products: products).run()
                 case .capture: try CaptureBenchmark(products: products).run()
                 case .stack: try StackComparison(products: products).run()

@@ -17,12 +17,16 @@ enum RealisticLoop {
     /// Work per timer callback and per block: xorshift rounds, about 15 µs here.
     static let workRounds = 8_192
 
-    static func run(seconds: Double) -> WorkloadResult {
+    /// Runs for `seconds`, or until `units` callbacks and blocks completed.
+    static func run(seconds: Double, units: UInt64? = nil) -> WorkloadResult {
         let tally = Tally()
         // One origin for both schedules, so timers and blocks keep the same phase from run to run.
         let origin = MonotonicClock.now() + 2_000_000
         for index in 0..<timerCount {
-            let offset = Double(origin - MonotonicClock.now() + timerInterval * UInt64(index) / UInt64(timerCount))
+            // Signed: on a slow machine (or under valgrind) the origin may already have passed.
+            let offset =
+                Double(Int64(bitPattern: origin &- MonotonicClock.now()))
+                + Double(timerInterval * UInt64(index) / UInt64(timerCount))
             let timer = Timer(
                 fire: Date(timeIntervalSinceNow: offset / 1e9), interval: Double(timerInterval) / 1e9, repeats: true
             ) { _ in
@@ -36,7 +40,13 @@ enum RealisticLoop {
         poster.start()
 
         let result = WorkloadResult.measure {
-            RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds))
+            if let units {
+                while tally.completed.load(ordering: .relaxed) < units {
+                    RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+                }
+            } else {
+                RunLoop.main.run(until: Date(timeIntervalSinceNow: seconds))
+            }
             return tally.completed.load(ordering: .relaxed)
         }
         tally.finished.store(true, ordering: .relaxed)

@@ -1,0 +1,59 @@
+// Finds the run loops of threads other than the main one without any code in the program. Every way of running a
+// CoreFoundation run loop — CFRunLoopRun, CFRunLoopRunInMode, Foundation's RunLoop.run(mode:before:) — ends in
+// CFRunLoopRunSpecific, which libFoundation calls through its PLT: the preloaded agent defines it first, so it sees
+// each thread's first run, tells the agent once per thread, and hands every call on to CoreFoundation's own.
+// Swift cannot define a C symbol of a given name, nor run code at thread exit.
+#define _GNU_SOURCE
+#include "CStallwatchAgentSupport.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+typedef int32_t (*sw_run_specific_fn)(void *, void *, double, unsigned char);
+
+static _Atomic(sw_loop_thread_started_fn) started_hook;
+static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
+static _Atomic(sw_run_specific_fn) real_run_specific;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+/// Set once the calling thread's first run went to the hook.
+static __thread int thread_seen;
+
+static void thread_exiting(void *watched) {
+    sw_loop_thread_exiting_fn hook = atomic_load(&exiting_hook);
+    if (hook != NULL && watched != NULL) hook(watched);
+}
+
+static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exiting); }
+
+void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting) {
+    pthread_once(&exit_key_once, make_exit_key);
+    atomic_store(&exiting_hook, exiting);
+    atomic_store(&started_hook, started);
+}
+
+/// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
+__attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
+    void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
+    sw_run_specific_fn real = atomic_load_explicit(&real_run_specific, memory_order_acquire);
+    if (real == NULL) {
+        real = (sw_run_specific_fn)dlsym(RTLD_NEXT, "CFRunLoopRunSpecific");
+        atomic_store_explicit(&real_run_specific, real, memory_order_release);
+    }
+    if (!thread_seen) {
+        sw_loop_thread_started_fn hook = atomic_load(&started_hook);
+        // A thread is offered once, once a hook is there to take it; the main thread's loop has observers of its own,
+        // and is only marked seen, so that its later runs (every iteration of a RunLoop.run loop) cost no gettid.
+        if (hook != NULL) {
+            thread_seen = 1;
+            if (sw_agent_gettid() != getpid()) {
+                void *watched = hook(loop);
+                if (watched != NULL) (void)pthread_setspecific(exit_key, watched);
+            }
+        }
+    }
+    // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
+    if (real == NULL) return 1;
+    return real(loop, mode, seconds, return_after_source_handled);
+}

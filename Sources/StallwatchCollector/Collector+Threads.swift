@@ -1,0 +1,64 @@
+// The collector's `--thread` side: which stalls the selectors keep, and the threads it watches from /proc itself.
+import StallwatchCore
+
+extension Collector {
+    /// Starts watching the selected threads of `pid` from `/proc`, but for the main thread when its agent watches it.
+    func watchThreads(of pid: Int32, agentWatchesMain: Bool) {
+        var selectors = settings.threads
+        // The agent watches the main run loop; `main` alone then leaves nothing to watch from /proc.
+        if agentWatchesMain { selectors.removeAll { $0 == .main } }
+        guard !selectors.isEmpty else { return }
+        // Under an agent, its stalls are numbered from 1: the ones found from /proc are numbered apart.
+        threadWatches[pid] = ThreadWatchSet(
+            pid: pid, selectors: selectors, settings: settings, excluding: agentWatchesMain ? [pid] : [],
+            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), now: monotonicNow()
+        )
+    }
+
+    /// Stall numbers of threads watched from `/proc` beside an agent start after this.
+    static var procStallNumbersAfter: Int { 1000 }
+
+    /// Whether a stall of `tid` is one the user asked for.
+    func isSelected(pid: Int32, tid: Int32, fromProc: Bool, onset: StallOnset) -> Bool {
+        if fromProc { return true }
+        // A main-queue ping's thread is whichever worker served it: the stall is the main thread's.
+        let thread = onset.phase == .mainQueue ? pid : tid
+        let name = ThreadInspector.name(pid: pid, tid: thread)
+        return settings.threads.matches(tid: thread, name: name, pid: pid)
+    }
+
+    func stepThreadWatches(now: UInt64) {
+        for pid in threadWatches.keys.sorted() {
+            guard let watch = threadWatches[pid], now >= watch.nextWake else { continue }
+            for message in watch.step(now: now) { handle(message, fromProc: true) }
+            noteUnmatched(watch.unmatchedSelectors(at: now), pid: pid, final: false)
+        }
+    }
+
+    /// At the watch's end: says which selectors never matched.
+    func finishThreadWatches(now: UInt64) {
+        for pid in threadWatches.keys.sorted() {
+            // Stalls still in progress stay unfinished, as the agent's do when a watch ends.
+            guard let watch = threadWatches[pid] else { continue }
+            noteUnmatched(watch.unmatchedSelectors, pid: pid, final: true)
+        }
+    }
+
+    /// Says once per selector that it matched nothing: not an error, since threads may appear later.
+    private func noteUnmatched(_ selectors: [ThreadSelector], pid: Int32, final: Bool) {
+        for selector in selectors where reportedUnmatched.insert(selector.description).inserted {
+            output.notice(
+                "--thread '\(selector)' matches no thread of pid \(pid)"
+                    + (final ? "" : " yet; threads that appear later are picked up"))
+        }
+    }
+
+    /// The threads picked but never watched as event loops, in a sentence each, for the summary.
+    var unwatchedThreadNotes: [String] {
+        threadWatches.keys.sorted().flatMap { pid in
+            (threadWatches[pid]?.unwatched ?? []).map {
+                "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)"
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+// The threads of one process that `--thread` picks and stallwatch watches from /proc: found again as threads come and
+// go, each judged by its own external watcher.
+import StallwatchCore
+
+/// Watches from `/proc` every thread of a process that the selectors pick and nobody else watches.
+///
+/// The task directory is read again every ``scanInterval`` (or every threshold, if longer), so a loop thread started
+/// later, or a pool that grows, is picked up within it; a thread's name is read again until it matches, because a new
+/// thread carries its creator's name until it names itself. A thread that exits is dropped, and a stall it was in
+/// ends when it was last seen.
+final class ThreadWatchSet {
+    /// A thread picked but not watched as an event loop, and why: for the summary.
+    struct Unwatched: Equatable {
+        var tid: Int32
+        var name: String
+        var reason: String
+    }
+
+    let pid: Int32
+    private let selectors: [ThreadSelector]
+    private let settings: WatchSettings
+    private let identifiers: StallIdentifiers
+    /// Threads watched otherwise (the agent's run loops): never watched here.
+    private var excluded: Set<Int32>
+    private var watchers: [Int32: ExternalWatcher] = [:]
+    /// Every thread seen, by tid, with its name as last read.
+    private(set) var names: [Int32: String] = [:]
+    /// Threads that exited before they proved to be loops, and why they were not.
+    private var departed: [Unwatched] = []
+    /// Selectors that picked a thread at some point.
+    private var matched: Set<ThreadSelector> = []
+    private var nextScan: UInt64
+    private let createdAt: UInt64
+
+    /// - Parameters:
+    ///   - excluding: threads someone else watches, such as the main thread when the agent watches its run loop.
+    ///   - identifiers: the process's stall numbers.
+    init(
+        pid: Int32, selectors: [ThreadSelector], settings: WatchSettings, excluding: Set<Int32> = [],
+        identifiers: StallIdentifiers = StallIdentifiers(), now: UInt64
+    ) {
+        self.pid = pid
+        self.selectors = selectors
+        self.settings = settings
+        self.identifiers = identifiers
+        excluded = excluding
+        nextScan = now
+        createdAt = now
+    }
+
+    /// When the set must run next.
+    var nextWake: UInt64 { watchers.values.map(\.nextWake).min().map { min($0, nextScan) } ?? nextScan }
+
+    /// Selectors that have matched no thread so far.
+    var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
+
+    /// How often the task list is read again, at the least (a longer threshold reads it every threshold): a thread
+    /// that appears is picked up within it.
+    static let scanInterval: UInt64 = 250_000_000
+
+    /// How long a selector may match nothing before the user is told: a program starts its loop threads during its
+    /// set-up, and a new thread takes its name a moment after it starts.
+    static let matchGrace: UInt64 = 1_000_000_000
+
+    /// Selectors that have matched nothing for the grace period.
+    func unmatchedSelectors(at now: UInt64) -> [ThreadSelector] {
+        now >= createdAt + Self.matchGrace ? unmatchedSelectors : []
+    }
+
+    /// Threads picked that never proved to be event loops, and why.
+    var unwatched: [Unwatched] {
+        let current = watchers.values.filter { !$0.evidence.isEventLoop }.sorted { $0.tid < $1.tid }.map {
+            Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.evidence.notWatchedReason)
+        }
+        return departed + current
+    }
+
+    /// Stops watching `tid` here: someone else (the agent) watches it from now on. A stall this watch had found on
+    /// it ends now.
+    func exclude(_ tid: Int32, now: UInt64) -> [AgentMessage] {
+        excluded.insert(tid)
+        guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
+        matched.formUnion(selectors.filter { $0.matches(tid: tid, name: names[tid], pid: pid) })
+        return watcher.gone(at: now)
+    }
+
+    /// Runs what is due at `now`: a new look at the thread list, and the samples due.
+    func step(now: UInt64) -> [AgentMessage] {
+        // The process is gone (or a zombie, not yet reaped): its stalls stay unfinished, as the watch's end leaves
+        // them; only a thread that exits while its process lives ends its stall.
+        guard let state = ThreadInspector.statFields(pid: pid, tid: pid)?.first, state != "Z", state != "X" else {
+            return []
+        }
+        var messages: [AgentMessage] = []
+        if now >= nextScan {
+            nextScan = now + max(settings.thresholdNanoseconds, Self.scanInterval)
+            messages += scan(now: now)
+        }
+        for tid in watchers.keys.sorted() {
+            guard let watcher = watchers[tid], now >= watcher.nextWake else { continue }
+            if let observed = watcher.step(now: now) {
+                messages += observed
+            } else {
+                messages += depart(tid, now: now)
+            }
+        }
+        return messages
+    }
+
+    /// Reads the thread list: new threads that match get a watcher, gone ones lose theirs.
+    private func scan(now: UInt64) -> [AgentMessage] {
+        let tids = ThreadInspector.threads(pid: pid)
+        guard !tids.isEmpty else { return [] }
+        let present = Set(tids)
+        var messages: [AgentMessage] = []
+        for tid in watchers.keys.sorted() where !present.contains(tid) {
+            messages += depart(tid, now: now)
+        }
+        for tid in tids where watchers[tid] == nil && !excluded.contains(tid) {
+            guard let name = ThreadInspector.name(pid: pid, tid: tid) else { continue }
+            names[tid] = name
+            let picking = selectors.filter { $0.matches(tid: tid, name: name, pid: pid) }
+            guard !picking.isEmpty else { continue }
+            // `all` means the program's loops: the agent's own threads are stallwatch's, not the program's.
+            if AgentThreadNames.all.contains(name), !picking.contains(where: { $0 != .all }) { continue }
+            matched.formUnion(picking)
+            watchers[tid] = ExternalWatcher(
+                pid: pid, tid: tid, threshold: settings.thresholdNanoseconds, count: settings.count,
+                maxSamples: settings.maxSamples, now: now, identifiers: identifiers)
+        }
+        return messages
+    }
+
+    /// Drops the watcher of a thread that is gone (or a process that is).
+    private func depart(_ tid: Int32, now: UInt64) -> [AgentMessage] {
+        guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
+        if !watcher.evidence.isEventLoop {
+            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.evidence.notWatchedReason))
+        }
+        return watcher.gone(at: now)
+    }
+}

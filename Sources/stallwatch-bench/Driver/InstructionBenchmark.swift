@@ -1,0 +1,127 @@
+// Watching overhead to the instruction: the main thread's instructions per iteration, counted by valgrind's callgrind.
+import Foundation
+
+/// Runs each workload for a fixed amount of work, bare, with empty observers, with the classic detector and under
+/// `stallwatch run`, inside callgrind with one count per thread, and takes the main thread's instructions.
+///
+/// Instruction counts are deterministic where time ratios on a shared 2-CPU machine are not: the difference of a
+/// short and a long run, divided by the difference in work, cancels start-up (the runtime, Foundation, the agent's
+/// set-up) and leaves what one iteration costs. The watcher thread, the collector and valgrind's own work are not
+/// on the main thread and do not count.
+struct InstructionBenchmark {
+    let products: BuildProducts
+
+    enum Variant: String, CaseIterable {
+        case bare
+        case emptyObservers = "empty observers"
+        case classic = "classic detector"
+        case watched = "stallwatch run"
+
+        var workloadFlags: [String] {
+            switch self {
+            case .bare, .watched: []
+            case .emptyObservers: ["--empty-observers"]
+            case .classic: ["--classic"]
+            }
+        }
+    }
+
+    /// The two amounts of work per workload: tight loops iterate, the realistic loop completes callbacks and blocks
+    /// (each about 15 µs of work, so fewer of them).
+    static func sizes(_ workload: BenchCommand.Workload) -> (short: UInt64, long: UInt64) {
+        workload == .realistic ? (1_000, 3_000) : (20_000, 60_000)
+    }
+
+    /// The bench and the agent without their DWARF, which valgrind's reader gives up on (Swift's DWARF 5): their
+    /// symbol tables are all callgrind needs.
+    struct StrippedCopies {
+        let directory: URL
+        var bench: String { directory.appendingPathComponent("stallwatch-bench").path }
+        var agent: String { directory.appendingPathComponent("libStallwatchAgent.so").path }
+    }
+
+    func run() throws(BenchError) -> SectionReport {
+        guard let valgrind = StackTool.onPath("valgrind"), let objcopy = StackTool.onPath("objcopy") else {
+            BenchOutput.progress("instructions: skipped: valgrind or objcopy not found")
+            return SectionReport(lines: [
+                "instructions: skipped: valgrind or objcopy not found (Scripts/bench installs it)"
+            ])
+        }
+        let copies = StrippedCopies(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-bench-ir-\(getpid())"))
+        try? FileManager.default.createDirectory(at: copies.directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: copies.directory) }
+        for (original, copy) in [(products.bench, copies.bench), (products.agent, copies.agent)] {
+            let strip = try ChildProcess([objcopy, "--strip-debug", original, copy])
+            guard try strip.wait(timeout: 120) == 0 else { throw BenchError("objcopy failed on \(original)") }
+        }
+        var table = ResultTable(
+            "Main-thread instructions per unit of work (callgrind; the difference of two fixed-work runs)",
+            header: ["workload"] + Variant.allCases.map(\.rawValue) + ["agent's own", "bare/watched"])
+        var report = SectionReport()
+        let workloads: [BenchCommand.Workload] = [.tightLoop, .tightLoopFoundation, .realistic]
+        for workload in workloads {
+            var perUnit: [Variant: Double] = [:]
+            for variant in Variant.allCases {
+                BenchOutput.progress("instructions: \(workload.rawValue), \(variant.rawValue)")
+                let (short, long) = Self.sizes(workload)
+                let few = try count(workload, variant, iterations: short, valgrind: valgrind, copies: copies)
+                let many = try count(workload, variant, iterations: long, valgrind: valgrind, copies: copies)
+                perUnit[variant] = (Double(many) - Double(few)) / Double(long - short)
+            }
+            let bare = perUnit[.bare] ?? 0
+            let watched = perUnit[.watched] ?? 0
+            let own = watched - (perUnit[.emptyObservers] ?? 0)
+            let ratio = watched > 0 ? bare / watched : 0
+            table.add(
+                [workload.rawValue] + Variant.allCases.map { Format.fixed(perUnit[$0] ?? 0, 0) }
+                    + [Format.fixed(own, 0), Format.fixed(ratio, 3)])
+            let goal: Double = workload == .realistic ? 0.98 : 0.80
+            report.targets.append(
+                TargetCheck(
+                    "\(workload.rawValue) instructions, bare/watched", measured: Format.fixed(ratio, 3),
+                    target: "≥ \(Format.fixed(goal, 2))", met: ratio >= goal,
+                    limit: "CoreFoundation's observer dispatch: see the empty-observers column"))
+            report.targets.append(
+                TargetCheck(
+                    "\(workload.rawValue): the agent's own instructions per unit", measured: Format.fixed(own, 0),
+                    target: "≤ 20 per transition", met: workload == .realistic || own <= 20,
+                    limit: "watched minus empty observers"))
+        }
+        report.tables.append(table)
+        return report
+    }
+
+    /// The main thread's instructions for one run of `iterations`.
+    private func count(
+        _ workload: BenchCommand.Workload, _ variant: Variant, iterations: UInt64, valgrind: String,
+        copies: StrippedCopies
+    ) throws(BenchError) -> UInt64 {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "stallwatch-bench-callgrind-\(getpid())-\(UUID().uuidString)")
+        defer { for suffix in ["", "-01", "-02", "-03", "-04"] { unlink(output.path + suffix) } }
+        var arguments = [
+            valgrind, "--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=\(output.path)",
+            copies.bench, workload.rawValue, "--iterations", String(iterations),
+        ]
+        arguments += variant.workloadFlags
+        if variant == .watched {
+            // A threshold far longer than valgrind's slowest moment: nothing here stalls, and a capture of a process
+            // under valgrind would only measure valgrind.
+            arguments = [products.stallwatch, "run", "--threshold", "60s", "--"] + arguments
+        }
+        let child = try ChildProcess(arguments, environment: ["STALLWATCH_AGENT_LIBRARY": copies.agent])
+        let status = try child.wait(timeout: 900)
+        guard status == 0 else {
+            throw BenchError("\(arguments.joined(separator: " ")) exited with \(status): \(child.standardError)")
+        }
+        // Thread 1 is the main thread.
+        guard let text = try? String(contentsOfFile: output.path + "-01", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("summary: ") }),
+            let count = UInt64(line.dropFirst("summary: ".count).split(separator: " ").first ?? "")
+        else {
+            throw BenchError("callgrind wrote no main-thread summary for \(workload.rawValue) (\(variant.rawValue))")
+        }
+        return count
+    }
+}
