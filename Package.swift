@@ -137,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "StallwatchAgentTests",
             dependencies: [
-                "CStallwatchAgentSupport", "StallwatchAgent", "StallwatchCore", "StallwatchTestSupport",
+                "CStallwatchAgentSupport", "StallwatchAgent", "StallwatchCore", "StallwatchImages",
+                "StallwatchTestSupport",
                 "CStallwatchSystem",
             ]
         ),

@@ -148,7 +148,12 @@ int sw_agent_default_capture_signal(void) { return SIGRTMIN + 5; }
 /// Walks the stack described by `context` into `out`. Async-signal-safe as libunwind's local
 /// unwinder is: its cache lock is held only with all signals blocked, and memory it is unsure of
 /// is validated (with write() to a pipe) before it is read.
-static int unwind_context(ucontext_t *context, int signal_frame, uint64_t *out, int max) {
+///
+/// `hints`, if not NULL, receives two words per frame for the async callers of a Swift task running on the thread
+/// (see `sw_agent_capture_thread`): the slot of the frame's async frame record, read here because the stack changes
+/// once the thread runs on, and its r14. The slot lies between the frame's stack pointer and its CFA, on the stack
+/// libunwind has just walked, so reading it cannot fault.
+static int unwind_context(ucontext_t *context, int signal_frame, uint64_t *out, uint64_t *hints, int max) {
     unw_cursor_t cursor;
     int rc;
     // UNW_INIT_SIGNAL_FRAME: the first IP is where the thread was interrupted, not a return address,
@@ -163,7 +168,21 @@ static int unwind_context(ucontext_t *context, int signal_frame, uint64_t *out, 
         unw_word_t ip;
         if (unwinder.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
         out[n++] = ip;
-        if (unwinder.step(&cursor) <= 0) break;
+        unw_word_t fp = 0, sp = 0, r14 = 0, caller_sp = 0;
+        if (hints != NULL) {
+            (void)unwinder.get_reg(&cursor, UNW_X86_64_RBP, &fp);
+            (void)unwinder.get_reg(&cursor, UNW_X86_64_RSP, &sp);
+            (void)unwinder.get_reg(&cursor, UNW_X86_64_R14, &r14);
+        }
+        int stepped = unwinder.step(&cursor);
+        if (hints != NULL) {
+            if (stepped <= 0 || unwinder.get_reg(&cursor, UNW_X86_64_RSP, &caller_sp) < 0) caller_sp = 0;
+            // swiftc's async frame record on Linux: the frame pointer 16 bytes below the CFA, the context below it.
+            int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
+            hints[2 * (n - 1)] = has_record ? *(const uint64_t *)(uintptr_t)(fp - 8) : 0;
+            hints[2 * (n - 1) + 1] = r14;
+        }
+        if (stepped <= 0) break;
     }
     return n;
 }
@@ -178,6 +197,7 @@ static _Atomic unsigned requested_generation;  // bumped per request; 0 is never
 static _Atomic unsigned answered_generation;
 static _Atomic unsigned buffer_writer;         // generation writing `frames`, 0 = none
 static uint64_t frames[SW_AGENT_MAX_FRAMES];
+static uint64_t frame_hints[2 * SW_AGENT_MAX_FRAMES];
 static int frame_count;
 static uint64_t handler_ns;
 
@@ -198,7 +218,7 @@ static void capture_handler(int sig, siginfo_t *info, void *context) {
         sched_yield();
     }
     if (atomic_load(&requested_generation) == generation) {
-        frame_count = unwind_context(context, 1, frames, atomic_load(&requested_max));
+        frame_count = unwind_context(context, 1, frames, frame_hints, atomic_load(&requested_max));
         handler_ns = sw_agent_now_ns() - start;
         atomic_store(&answered_generation, generation);
         atomic_store(&buffer_writer, 0);
@@ -246,7 +266,7 @@ int sw_agent_capture_prepare(int signal_number) {
     // validation pipe and walks the loaded objects, none of which should happen in a handler first.
     ucontext_t here;
     uint64_t scratch[64];
-    if (getcontext(&here) == 0) (void)unwind_context(&here, 0, scratch, 64);
+    if (getcontext(&here) == 0) (void)unwind_context(&here, 0, scratch, NULL, 64);
 
     struct sigaction action;
     memset(&action, 0, sizeof action);
@@ -263,7 +283,8 @@ out:
     return result;
 }
 
-int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int timeout_ms, uint64_t *stopped_ns) {
+int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hints, int max_frames, int timeout_ms,
+                            uint64_t *stopped_ns) {
     int signal_number;
     pthread_mutex_lock(&prepare_lock);
     signal_number = unwinder.signal_number;
@@ -302,6 +323,8 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int 
             }
             if (atomic_load(&answered_generation) == generation) {
                 memcpy(addresses, frames, (size_t)frame_count * sizeof frames[0]);
+                if (context_hints != NULL)
+                    memcpy(context_hints, frame_hints, 2 * (size_t)frame_count * sizeof frame_hints[0]);
                 if (stopped_ns != NULL) *stopped_ns = handler_ns;
                 result = frame_count > 0 ? frame_count : failure(-EIO, "libunwind could not start the unwind");
                 break;
@@ -310,4 +333,12 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int 
     }
     pthread_mutex_unlock(&capture_lock);
     return result;
+}
+
+int sw_agent_describe_address(uint64_t address, uint64_t *image_base, const char **symbol) {
+    Dl_info info;
+    if (dladdr((const void *)(uintptr_t)address, &info) == 0 || info.dli_fbase == NULL) return 0;
+    if (image_base != NULL) *image_base = (uint64_t)(uintptr_t)info.dli_fbase;
+    if (symbol != NULL) *symbol = info.dli_sname;
+    return 1;
 }

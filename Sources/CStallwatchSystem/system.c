@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/uio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <pthread.h>
@@ -132,6 +133,11 @@ long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, in
         }
     }
     return received;
+}
+
+long sw_read_process_memory(int pid, unsigned long address, void *buffer, unsigned long length) {
+    struct iovec local = {buffer, length}, remote = {(void *)address, length};
+    return (long)process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
 }
 
 int sw_epoll_with_eventfd(int *wakeup) {

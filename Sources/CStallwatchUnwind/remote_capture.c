@@ -362,6 +362,21 @@ static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t value
     return 1;
 }
 
+/// Where frame `index` of a Swift async function keeps its async context (see `sw_remote_capture`): the slot of its
+/// async frame record, read now (the stack changes once the thread runs), and its r14. `values` are the frame's
+/// registers and `caller_sp` its canonical frame address (0 if the walk ends here). The record is recognised by its
+/// shape, which swiftc emits on Linux without the flag bit Darwin sets in the saved frame pointer: the frame
+/// pointer points at the saved one, 16 bytes below the frame's CFA, and the context is the word below.
+static void note_context_hints(sw_remote_sampler *s, uint64_t *hints, int index, const uint64_t values[17],
+                               uint64_t caller_sp) {
+    if (hints == NULL) return;
+    uint64_t fp = values[6], sp = values[7], slot = 0;
+    int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
+    if (has_record && read_stack_word(s, fp - 8, &slot) != 0) slot = 0;
+    hints[2 * index] = slot;
+    hints[2 * index + 1] = values[14];
+}
+
 static void reverse(uint64_t *values, int count) {
     for (int low = 0, high = count - 1; low < high; low++, high--) {
         uint64_t value = values[low];
@@ -379,8 +394,9 @@ static void rotate_left(uint64_t *values, int count, int by) {
 
 /// Walks the stopped thread's stack into `addresses`. A stack deeper than `max_frames` keeps its innermost frames
 /// (where the thread is) and its outermost quarter (which thread it is, and how it got there): the walk goes on to
-/// the end, or to SW_REMOTE_WALK_LIMIT frames, with the outer part in a ring at the end of `addresses`.
-static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw_remote_result *r) {
+/// the end, or to SW_REMOTE_WALK_LIMIT frames, with the outer part in a ring at the end of `addresses`. `hints` (if not
+/// NULL) gets the innermost frames' async-context hints; the outermost ones get none.
+static void unwind(sw_remote_sampler *s, uint64_t *addresses, uint64_t *hints, int max_frames, sw_remote_result *r) {
     unw_cursor_t cursor;
     s->regs_valid = ptrace(PTRACE_GETREGS, s->upt_tid, 0, &s->regs) == 0;
     for (int i = 0; i < CACHED_PAGES; i++) s->pages[i].address = 0;
@@ -393,6 +409,8 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw
     while (rc >= 0 && walked < SW_REMOTE_WALK_LIMIT && (outer_capacity > 0 || walked < max_frames)) {
         unw_word_t ip;
         if ((rc = unw_get_reg(&cursor, UNW_REG_IP, &ip)) < 0 || ip == 0) break;
+        // Only the innermost frames get hints: a task's frame sits below its executor's, near the thread's top.
+        uint64_t *frame_hints = walked < inner_capacity ? hints : NULL;
         if (walked < inner_capacity) {
             addresses[n++] = ip;
         } else {
@@ -400,16 +418,21 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, int max_frames, sw
         }
         walked++;
         if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end) r->reached_vdso = 1;
-        uint64_t values[17];
+        uint64_t values[17], own[17];
         frame_registers(&cursor, values);
+        memcpy(own, values, sizeof own);
         rc = unw_step(&cursor);
         // No rule in .eh_frame (or a walk that went nowhere): try the image's .debug_frame, then go on from the
         // caller. A return address is looked up at the call before it.
         if (rc <= 0 && step_by_debug_frame(s, walked == 1 ? ip : ip - 1, values)) {
             r->debug_frame_steps++;
+            note_context_hints(s, frame_hints, n - 1, own, values[7]);
             rc = unw_init_remote(&cursor, s->space, s->upt);
             continue;
         }
+        unw_word_t caller_sp = 0;
+        if (rc > 0 && unw_get_reg(&cursor, UNW_REG_SP, &caller_sp) < 0) caller_sp = 0;
+        note_context_hints(s, frame_hints, n - 1, own, caller_sp);
         if (rc == 0) break;
     }
     unwinding = NULL;
@@ -460,8 +483,8 @@ static int prepare(sw_remote_sampler *s, int pid, int tid, sw_remote_result *r) 
     return SW_REMOTE_OK;
 }
 
-int sw_remote_capture(sw_remote_sampler *s, int pid, int tid, uint64_t *addresses, int max_frames, int timeout_ms,
-                      sw_remote_result *r) {
+int sw_remote_capture(sw_remote_sampler *s, int pid, int tid, uint64_t *addresses, uint64_t *context_hints,
+                      int max_frames, int timeout_ms, sw_remote_result *r) {
     const uint64_t start = now_ns();
     memset(r, 0, sizeof *r);
     if (timeout_ms <= 0) timeout_ms = 1000;
@@ -529,7 +552,7 @@ int sw_remote_capture(sw_remote_sampler *s, int pid, int tid, uint64_t *addresse
         // thread's user state all the same, so unwind here and hand the signal back on detach
         // (which also drops our interrupt, still pending).
         if (event == 0) r->redelivered_signal = sig;
-        if (max_frames > 0) unwind(s, addresses, max_frames, r);
+        if (max_frames > 0) unwind(s, addresses, context_hints, max_frames, r);
         r->unwind_ns = now_ns() - stopped_at;
         if (ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)r->redelivered_signal) != 0) {
             // Only a SIGKILL between our stop and our detach makes this fail: collect that exit.

@@ -108,6 +108,7 @@ final class CollectorSink: StallSink {
             send(
                 .inProcessSample(
                     pid: pid, identifier: onset.identifier, addresses: result.addresses,
+                    asyncCallers: InProcessAsyncCallers.find(addresses: result.addresses, hints: result.asyncHints),
                     capturedAt: result.capturedAt, imageMap: images.map { Data($0).base64EncodedString() },
                     error: result.error))
         }

@@ -88,6 +88,7 @@ final class HandlerSink: StallSink {
                 stall.assembler.add(
                     frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
                     method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
+                stall.assembler.noteStackProblem(stack.asyncCallersError)
                 return
             case .failed(let reason, threadGone: true):
                 stall.assembler.noteCaptureFailure(reason)
@@ -108,7 +109,12 @@ final class HandlerSink: StallSink {
         }
         let images = stall.images ?? ProcessImages.captureCurrentProcess()
         stall.images = images
-        let frames = symbolicator.symbolicate(capture.addresses, images: images)
+        // The thread runs again: its task's async callers are read from this process's heap now, through reads
+        // that fail rather than fault.
+        let named = AsyncCallers.splice(
+            into: symbolicator.symbolicate(capture.addresses, images: images), hints: capture.asyncHints,
+            images: images, memory: ProcessMemory.current, symbolicator: symbolicator)
+        let frames = named.frames
         // The in-process capture stops at the limit: what lies beyond is not known.
         let truncation =
             capture.addresses.count >= settings.inProcessMaxFrames
@@ -117,6 +123,7 @@ final class HandlerSink: StallSink {
         stall.assembler.add(
             frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
             method: .signal, truncation: truncation)
+        stall.assembler.noteStackProblem(named.error)
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {

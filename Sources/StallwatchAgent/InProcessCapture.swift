@@ -11,6 +11,8 @@ import StallwatchImages
 enum InProcessCapture {
     struct Result {
         var addresses: [UInt64]
+        /// Where each frame may keep a Swift async context, read in the handler (one per address).
+        var asyncHints: [AsyncContextHint] = []
         var capturedAt: UInt64
         var stoppedNanoseconds: UInt64?
         var error: String?
@@ -31,14 +33,21 @@ enum InProcessCapture {
             return Result(addresses: [], capturedAt: now, error: preparationError ?? "in-process capture unavailable")
         }
         var buffer = [UInt64](repeating: 0, count: maxFrames)
+        var hints = [UInt64](repeating: 0, count: 2 * maxFrames)
         var stopped: UInt64 = 0
         let count = buffer.withUnsafeMutableBufferPointer { pointer in
-            sw_agent_capture_thread(tid, pointer.baseAddress, Int32(maxFrames), 1000, &stopped)
+            hints.withUnsafeMutableBufferPointer { hints in
+                sw_agent_capture_thread(tid, pointer.baseAddress, hints.baseAddress, Int32(maxFrames), 1000, &stopped)
+            }
         }
         guard count > 0 else {
             let reason = sw_agent_capture_error().map { String(cString: $0) } ?? "error \(count)"
             return Result(addresses: [], capturedAt: now, error: "in-process capture failed: \(reason)")
         }
-        return Result(addresses: Array(buffer.prefix(Int(count))), capturedAt: now, stoppedNanoseconds: stopped)
+        let frames = Int(count)
+        return Result(
+            addresses: Array(buffer.prefix(frames)),
+            asyncHints: (0..<frames).map { AsyncContextHint(frameRecord: hints[2 * $0], register: hints[2 * $0 + 1]) },
+            capturedAt: now, stoppedNanoseconds: stopped)
     }
 }

@@ -148,6 +148,7 @@ enum RecordReader {
             case "line": frame.line = try scanner.readOptionalInteger()
             case "column": frame.column = try scanner.readOptionalInteger()
             case "inlined": frame.inlined = try scanner.readNull() ? false : try scanner.readBool()
+            case "async": frame.async = try scanner.readNull() ? false : try scanner.readBool()
             default: try scanner.skipValue()
             }
         }

@@ -79,13 +79,17 @@ struct CaptureSession {
             do {
                 let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: frameLimit)
                 let images = self.images(covering: stack.addresses)
-                let frames = symbolicator.symbolicate(stack.addresses, images: images)
+                // The app's thread runs again: its task's async callers are read from the app's heap now.
+                let named = AsyncCallers.splice(
+                    into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
+                    images: images, symbolicator: symbolicator)
+                let frames = named.frames
                 return .captured(
                     request: number,
                     stack: HelperStack(
                         frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
                         truncation: StackTruncation.of(frames: frames, stack: stack, maxFrames: frameLimit),
-                        unwindError: stack.unwindError))
+                        unwindError: stack.unwindError, asyncCallersError: named.error))
             } catch {
                 switch error {
                 case .permissionDenied(let code):

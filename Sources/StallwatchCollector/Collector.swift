@@ -250,10 +250,12 @@ final class Collector {
             guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
             stall.assembler.end(at: endedAt)
             close(stall)
-        case .inProcessSample(let pid, let identifier, let addresses, let capturedAt, let imageMap, let error):
+        case .inProcessSample(
+            let pid, let identifier, let addresses, let callers, let capturedAt, let imageMap, let error):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else { return }
             capturer.receiveInProcessSample(
-                &stall, addresses: addresses, capturedAt: capturedAt, imageMap: imageMap, error: error)
+                &stall, addresses: addresses, asyncCallers: callers, capturedAt: capturedAt, imageMap: imageMap,
+                error: error)
             pending[stall.key] = stall
         }
     }

@@ -46,10 +46,20 @@ struct MessageGate {
             return .stallEnded(pid: sender, identifier: identifier, endedAt: endedAt)
         case .busyPeriods(_, let buckets, let longest):
             return .busyPeriods(pid: sender, buckets: buckets, maxNanoseconds: longest)
-        case .inProcessSample(_, let identifier, let addresses, let capturedAt, let imageMap, let error):
+        case .inProcessSample(_, let identifier, let addresses, let callers, let capturedAt, let imageMap, let error):
             guard capturedAt <= now &+ Self.clockSlack else { return nil }
+            // Callers after a frame the stack does not have, or more than a walk finds, are not the agent's.
+            let plausible = callers.flatMap { found -> AsyncCallersFound? in
+                guard addresses.indices.contains(found.nativeFrame),
+                    found.walk.resumePoints.count <= AsyncChain.maxLinks
+                else { return nil }
+                var kept = found
+                kept.walk.error = found.walk.error.map { String($0.prefix(Self.longestText)) }
+                return kept
+            }
             return .inProcessSample(
-                pid: sender, identifier: identifier, addresses: addresses, capturedAt: capturedAt, imageMap: imageMap,
+                pid: sender, identifier: identifier, addresses: addresses, asyncCallers: plausible,
+                capturedAt: capturedAt, imageMap: imageMap,
                 error: error.map { String($0.prefix(Self.longestText)) })
         case .frameRate(_, let start, let end, let frames, let dropped):
             guard start <= end, end <= now &+ Self.clockSlack, frames >= 0 else { return nil }

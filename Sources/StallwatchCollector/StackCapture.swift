@@ -105,15 +105,23 @@ public enum StackCapture {
         let images = ProcessImages.capture(pid: pid)
         let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
         let named = symbolicator.symbolicate(stacks: captured.map { $0.stack?.addresses ?? [] }, images: images)
-        let threads = zip(captured, named).map { thread, frames in
+        let threads = zip(captured, named).map { thread, native in
+            // Every thread runs again: the async callers are read from the heap now.
+            let withCallers = thread.stack.map {
+                AsyncCallers.splice(
+                    into: native, hints: $0.asyncHints, pid: pid, images: images, symbolicator: symbolicator)
+            }
+            let frames = withCallers?.frames ?? native
             // A stack that ends before the thread's start says so, and why.
             let cutShort = thread.stack.flatMap { stack in
                 StackEnd.cutShortNote(
-                    frames: frames, unwindError: stack.unwindError, walkLimited: stack.walkLimited)
+                    frames: native, unwindError: stack.unwindError, walkLimited: stack.walkLimited)
             }
+            let problems = [thread.error ?? cutShort, withCallers?.error].compactMap { $0 }
             return ThreadStack(
                 tid: thread.tid, name: thread.name, state: thread.state, frames: frames,
-                stoppedNanoseconds: thread.stack?.stoppedNanoseconds, error: thread.error ?? cutShort,
+                stoppedNanoseconds: thread.stack?.stoppedNanoseconds,
+                error: problems.isEmpty ? nil : problems.joined(separator: "; "),
                 truncation: thread.stack.flatMap { StackTruncation.of(frames: frames, stack: $0, maxFrames: maxFrames) }
             )
         }

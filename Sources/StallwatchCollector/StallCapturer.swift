@@ -52,11 +52,15 @@ final class StallCapturer {
             let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
             reply(.captured(identifier: identifier))
             let images = self.images(for: &stall, covering: stack.addresses)
-            let frames = symbolicator.symbolicate(stack.addresses, images: images)
+            // The thread runs again: the async callers are read from the heap now.
+            let named = AsyncCallers.splice(
+                into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
+                images: images, symbolicator: symbolicator)
             stall.assembler.add(
-                frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
-                truncation: StackTruncation.of(frames: frames, stack: stack, maxFrames: maxFrames),
+                frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
+                truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
                 unwindError: stack.unwindError)
+            stall.assembler.noteStackProblem(named.error)
         } catch {
             switch error {
             case .permissionDenied(let code):
@@ -77,7 +81,8 @@ final class StallCapturer {
 
     /// A stack the agent captured itself, with its image map the first time.
     func receiveInProcessSample(
-        _ stall: inout OpenStall, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?
+        _ stall: inout OpenStall, addresses: [UInt64], asyncCallers: AsyncCallersFound?, capturedAt: UInt64,
+        imageMap: String?, error: String?
     ) {
         let pid = stall.assembler.report.pid
         if let imageMap, let bytes = Data(base64Encoded: imageMap), var sent = ProcessImages(encoded: [UInt8](bytes)) {
@@ -91,13 +96,19 @@ final class StallCapturer {
         }
         let images = stall.images ?? ProcessImages.capture(pid: pid)
         stall.images = images
-        let frames = symbolicator.symbolicate(addresses, images: images)
+        // The agent read them: this process may not read the workload's memory (the permission ptrace needs).
+        let native = symbolicator.symbolicate(addresses, images: images)
+        let named = asyncCallers.map {
+            AsyncCallers.insert($0, into: native, images: images, symbolicator: symbolicator)
+        }
+        let frames = named?.frames ?? native
         // The agent's capture stops at the limit: what lies beyond is not known.
         let limit = min(maxFrames, WatchSettings.inProcessFrameLimit)
         let truncation =
             addresses.count >= limit
             ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: limit) : nil
         stall.assembler.add(frames: frames, capturedAt: capturedAt, truncation: truncation)
+        stall.assembler.noteStackProblem(named?.error)
     }
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address

@@ -23,8 +23,11 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case busyPeriods(pid: Int32, buckets: [[UInt64]], maxNanoseconds: UInt64? = nil)
     /// The stack the agent captured itself, on the collector's request, with the process's image map
     /// (encoded by the symbolicator) because the collector may not be allowed to read it.
+    /// `asyncCallers`: the async callers of the task the thread runs, read by the agent from its own heap, since
+    /// the collector may not read it (absent when the thread runs none, and from older agents).
     case inProcessSample(
-        pid: Int32, identifier: Int, addresses: [UInt64], capturedAt: UInt64, imageMap: String?, error: String?)
+        pid: Int32, identifier: Int, addresses: [UInt64], asyncCallers: AsyncCallersFound? = nil,
+        capturedAt: UInt64, imageMap: String?, error: String?)
     /// `--fps`: one second's frame-rate reading (a ``FrameRateMonitor/Reading``), about once a second.
     case frameRate(pid: Int32, start: UInt64, end: UInt64, frames: Int, droppedNanoseconds: UInt64)
     /// `--fps`: a run of slow frames worth reporting (a ``FrameRateMonitor/DropRecord``).

@@ -18,10 +18,14 @@ public struct Frame: Equatable, Sendable, Codable {
     public var column: Int?
     /// Whether this frame was inlined into the next one (same address).
     public var inlined: Bool
+    /// Whether this is an async caller: not a native frame but a Swift async function awaiting the one before it,
+    /// found through the task's async contexts. `address` is then the resume point, the function that continues it
+    /// once the awaited call returns, named as is (not a return address).
+    public var async: Bool
 
     public init(
         address: UInt64, image: String? = nil, offset: UInt64? = nil, symbol: String? = nil,
-        file: String? = nil, line: Int? = nil, column: Int? = nil, inlined: Bool = false
+        file: String? = nil, line: Int? = nil, column: Int? = nil, inlined: Bool = false, async: Bool = false
     ) {
         self.address = address
         self.image = image
@@ -31,6 +35,7 @@ public struct Frame: Equatable, Sendable, Codable {
         self.line = line
         self.column = column
         self.inlined = inlined
+        self.async = async
     }
 
     /// The image's file name without its directory.

@@ -31,11 +31,14 @@ public struct HelperStack: Codable, Equatable, Sendable {
     public var truncation: StackTruncation?
     /// libunwind's error if the walk ended early, else 0.
     public var unwindError: Int32
+    /// Why the stack's async callers are missing or cut short, if they are (absent from older helpers).
+    public var asyncCallersError: String?
 
     public init(
         frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64, truncation: StackTruncation?,
-        unwindError: Int32
+        unwindError: Int32, asyncCallersError: String? = nil
     ) {
+        self.asyncCallersError = asyncCallersError
         self.frames = frames
         self.capturedAt = capturedAt
         self.stoppedNanoseconds = stoppedNanoseconds

@@ -36,10 +36,10 @@ public struct StackTruncation: Equatable, Sendable, Codable {
     }
 
     /// The index of the first frame after the first `count` addresses' frames: each address's inlined frames come
-    /// before its own, which is not inlined.
+    /// before its own, which is not inlined, and the async callers added after a frame have no address of their own.
     public static func frameIndex(afterAddresses count: Int, in frames: [Frame]) -> Int {
         var addresses = 0
-        for (index, frame) in frames.enumerated() where !frame.inlined {
+        for (index, frame) in frames.enumerated() where !frame.inlined && !frame.async {
             addresses += 1
             if addresses == count { return index + 1 }
         }

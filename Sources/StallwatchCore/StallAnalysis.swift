@@ -54,8 +54,12 @@ extension StallReport {
             let callers = sample.frames[index...].filter {
                 (seenFromOutside ? ImageClassifier.isApplicationFrame($0) : isCandidate($0)) && !$0.inlined
             }.compactMap(\.symbol)
-            // The optimizer's prefixes change with build settings, not with the code: leave them out.
-            let names = callers.map { $0.hasPrefix("specialized ") ? String($0.dropFirst(12)) : $0 }
+            // The optimizer's prefixes change with build settings, not with the code: leave them out; so does which of an
+            // async function's partial functions ran. The callers include its async callers, which tell apart stalls
+            // in one helper awaited from different places.
+            let names = callers.map(AsyncFunction.logicalName).map {
+                $0.hasPrefix("specialized ") ? String($0.dropFirst(12)) : $0
+            }
             if seenFromOutside {
                 parts += names.enumerated().filter { $0.offset == 0 || names[$0.offset - 1] != $0.element }.map(
                     \.element)

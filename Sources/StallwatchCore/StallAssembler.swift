@@ -71,6 +71,13 @@ public struct StallAssembler: Sendable {
             keepingEarlierNote ? [report.captureNote, note].compactMap { $0 }.joined(separator: "; ") : note
     }
 
+    /// Something a sample lacks though its capture worked (its async callers could not be read): said once, however
+    /// many samples share it.
+    public mutating func noteStackProblem(_ problem: String?) {
+        guard let problem, !(report.captureNote?.contains(problem) ?? false) else { return }
+        report.captureNote = [report.captureNote, problem].compactMap { $0 }.joined(separator: "; ")
+    }
+
     /// Capture moved in-process (ptrace refused): the method and why, for the report.
     public mutating func fallBackToSignalCapture(reason: String) {
         report.captureMethod = .signal

@@ -71,6 +71,8 @@ public enum UserCode {
 
     /// The rules over a demangled name and its source location (nil where the image has no debug info).
     public static func isUserWritten(symbol: String, file: String?, line: Int?) -> Bool {
+        // A resume partial function is its async function's code (a thunk's is a thunk's).
+        let symbol = AsyncFunction.logicalName(symbol)
         if generatedKinds.contains(where: symbol.hasPrefix) { return false }
         if let file {
             if file == "<compiler-generated>" || line == 0 { return false }

@@ -57,6 +57,18 @@ public final class Symbolicator: Sendable {
 
     /// Several stacks at once (all threads of a process): each distinct frame is named once, in one batch.
     public func symbolicate(stacks: [[UInt64]], images: ProcessImages) -> [[Frame]] {
+        symbolicate(stacks: stacks, images: images, namedAsIs: { $0 == 0 })
+    }
+
+    /// Addresses that are not return addresses but function entries (the resume functions of async callers), each
+    /// named as is; a frame's `async` is left to the caller.
+    public func symbolicate(resumePoints: [UInt64], images: ProcessImages) -> [Frame] {
+        symbolicate(stacks: [resumePoints], images: images, namedAsIs: { _ in true })[0]
+    }
+
+    /// - Parameter namedAsIs: whether the address at an index of its stack is looked up as is, else at the call
+    ///   before it.
+    private func symbolicate(stacks: [[UInt64]], images: ProcessImages, namedAsIs: (Int) -> Bool) -> [[Frame]] {
         // Unwinders may end a walk with a zero return address (the outermost frame's): not a frame.
         let stacks = stacks.map { stack in
             var addresses = stack
@@ -65,7 +77,7 @@ public final class Symbolicator: Sendable {
         }
         // Each address's image, found once (a container's image path costs a file-system check).
         let lookups = stacks.map { stack in
-            stack.enumerated().map { index, address in lookup(address, interrupted: index == 0, images: images) }
+            stack.enumerated().map { index, address in lookup(address, interrupted: namedAsIs(index), images: images) }
         }
         var named: [SymbolLookup: [Frame]] = [:]
         var missing: [SymbolLookup] = []

@@ -188,6 +188,7 @@ public struct JSONLinesReporter: Reporter {
             ("line", .optional(frame.line)),
             ("column", .optional(frame.column)),
             ("inlined", .bool(frame.inlined)),
+            ("async", .bool(frame.async)),
         ])
     }
 

@@ -168,7 +168,8 @@ public struct TextReporter: Reporter {
     /// are one line where they were, and the outermost frames keep their depth as numbers.
     func stack(_ frames: [Frame], truncation: StackTruncation? = nil) -> [String] {
         let symbols = frames.map { frame in
-            (frame.inlined ? "[inlined] " : "") + (frame.symbol ?? "0x" + String(frame.address, radix: 16))
+            (frame.inlined ? "[inlined] " : "") + (frame.async ? "[async] " : "")
+                + (frame.symbol ?? "0x" + String(frame.address, radix: 16))
         }
         let width = min(72, symbols.map(\.count).max() ?? 0)
         let resumesAt = truncation.map { min($0.resumesAt, frames.count) } ?? frames.count

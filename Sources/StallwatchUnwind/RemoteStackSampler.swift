@@ -24,6 +24,11 @@ public struct RemoteStack: Sendable {
     public var unwindError: Int32
     /// Frames whose unwind table came from the image's file rather than the target's memory (``RemoteStackSampler/Tables``).
     public var fileTableLookups: Int = 0
+    /// Per frame, the word a Swift async frame record holds below the frame pointer (0 where the frame has no
+    /// record), read while the thread was stopped: where an async function running there keeps its context.
+    public var frameRecordContexts: [UInt64] = []
+    /// Per frame, r14 as the unwinder recovered it: where the swiftasync convention passes the context.
+    public var r14Values: [UInt64] = []
     /// A stack deeper than `maxFrames`: how many frames were left out after the first ``innerFrameCount`` addresses
     /// (the rest are the outermost); 0 when the stack is whole.
     public var omittedFrames: Int = 0
@@ -117,9 +122,13 @@ public final class RemoteStackSampler {
         let components = timeout.components
         let milliseconds = Int32(clamping: components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
         var result = sw_remote_result()
+        var hints = [UInt64](repeating: 0, count: 2 * capacity)
         let addresses = [UInt64](unsafeUninitializedCapacity: capacity) { buffer, count in
-            _ = sw_remote_capture(
-                sampler, pid, tid, buffer.baseAddress, Int32(capacity), max(1, milliseconds), &result)
+            hints.withUnsafeMutableBufferPointer { hints in
+                _ = sw_remote_capture(
+                    sampler, pid, tid, buffer.baseAddress, hints.baseAddress, Int32(capacity), max(1, milliseconds),
+                    &result)
+            }
             count = result.status == SW_REMOTE_OK ? Int(result.frame_count) : 0
         }
 
@@ -134,6 +143,8 @@ public final class RemoteStackSampler {
                 unwindError: result.unwind_error,
                 fileTableLookups: Int(result.file_table_lookups)
             )
+            stack.frameRecordContexts = addresses.indices.map { hints[2 * $0] }
+            stack.r14Values = addresses.indices.map { hints[2 * $0 + 1] }
             stack.omittedFrames = Int(result.omitted_frames)
             stack.outerFrameCount = Int(result.outer_frames)
             stack.walkLimited = result.walk_limited != 0

@@ -78,7 +78,7 @@ struct InProcessCaptureTests {
         defer { blocked.finish() }
         var addresses = [UInt64](repeating: 0, count: 128)
         var stopped: UInt64 = 0
-        let count = sw_agent_capture_thread(blocked.tid, &addresses, 128, 1000, &stopped)
+        let count = sw_agent_capture_thread(blocked.tid, &addresses, nil, 128, 1000, &stopped)
         try #require(count > 0, "capture: \(count) \(String(cString: sw_agent_capture_error()))")
         let frames = addresses.prefix(Int(count))
 
@@ -100,7 +100,7 @@ struct InProcessCaptureTests {
         for _ in 0..<21 {
             var stopped: UInt64 = 0
             let before = sw_agent_now_ns()
-            let count = sw_agent_capture_thread(blocked.tid, &addresses, 128, 1000, &stopped)
+            let count = sw_agent_capture_thread(blocked.tid, &addresses, nil, 128, 1000, &stopped)
             latencies.append(sw_agent_now_ns() - before)
             handlerTimes.append(stopped)
             try #require(count > 3)
@@ -133,7 +133,7 @@ struct InProcessCaptureTests {
         while box.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
         usleep(50_000)
         var addresses = [UInt64](repeating: 0, count: 128)
-        let count = sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, 128, 1000, nil)
+        let count = sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, nil, 128, 1000, nil)
         done.wait()
         try #require(count > 3)
         #expect(imageName(addresses[0])?.contains("libc.so") == true, "innermost frame is clock_nanosleep")
@@ -166,7 +166,8 @@ struct InProcessCaptureTests {
         while box.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
 
         var addresses = [UInt64](repeating: 0, count: 128)
-        #expect(sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, 128, 100, nil) == -ETIMEDOUT)
+        #expect(
+            sw_agent_capture_thread(box.tid.load(ordering: .acquiring), &addresses, nil, 128, 100, nil) == -ETIMEDOUT)
         #expect(String(cString: sw_agent_capture_error()).contains("did not answer"))
 
         let blocked = BlockedThread()
@@ -174,7 +175,7 @@ struct InProcessCaptureTests {
         box.release.store(true, ordering: .releasing)
         done.wait()
         for _ in 0..<3 {
-            let count = sw_agent_capture_thread(blocked.tid, &addresses, 128, 1000, nil)
+            let count = sw_agent_capture_thread(blocked.tid, &addresses, nil, 128, 1000, nil)
             try #require(count > 3)
             let start = BlockedThread.bodyAddress
             #expect(addresses.prefix(Int(count)).contains { $0 > start && $0 - start < 512 })
@@ -184,8 +185,8 @@ struct InProcessCaptureTests {
     @Test("errors: no such thread, and capturing oneself")
     func errors() {
         var addresses = [UInt64](repeating: 0, count: 8)
-        #expect(sw_agent_capture_thread(999_999_999, &addresses, 8, 100, nil) == -ESRCH)
-        #expect(sw_agent_capture_thread(sw_agent_gettid(), &addresses, 8, 100, nil) == -EDEADLK)
+        #expect(sw_agent_capture_thread(999_999_999, &addresses, nil, 8, 100, nil) == -ESRCH)
+        #expect(sw_agent_capture_thread(sw_agent_gettid(), &addresses, nil, 8, 100, nil) == -EDEADLK)
         #expect(sw_agent_capture_prepare(sw_agent_default_capture_signal() + 1) == -EBUSY)
     }
 }

@@ -20,6 +20,8 @@ public struct FrameRecord: Decodable, Equatable, Sendable {
     public let column: Int?
     /// Inlined into the next frame, at the same address.
     public let inlined: Bool
+    /// An async caller (read from the task's async contexts), not a native frame.
+    public let async: Bool
 }
 
 /// `threadState` of a sample or a stack's thread: from `/proc/…/stat`, `syscall` and `wchan`.

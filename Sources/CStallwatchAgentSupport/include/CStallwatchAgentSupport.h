@@ -32,7 +32,9 @@ const char *sw_agent_capture_error(void);
 /// handler unwind itself into a static buffer, waits up to `timeout_ms`, and copies the frames out.
 /// `addresses[0]` is the interrupted program counter; the following entries are return addresses
 /// (symbolicate `address - 1`). `stopped_ns`, if not NULL, receives how long the thread spent in the
-/// handler. Returns the frame count (> 0), or a negative errno: -EINVAL (not prepared, bad argument),
+/// handler. `context_hints`, if not NULL, holds 2 * `max_frames` words and receives, per frame, where a Swift async
+/// function running there keeps its async context: `[2k]` the word below the frame's async frame record (0 without
+/// one), `[2k+1]` its r14 (as `sw_remote_capture` in CStallwatchUnwind). Returns the frame count (> 0), or a negative errno: -EINVAL (not prepared, bad argument),
 /// -ESRCH (no such thread), -ETIMEDOUT (the thread did not answer in time: it blocks the signal, as
 /// libdispatch worker threads and threads they create do), -EDEADLK (called on the thread to
 /// capture), -EIO (libunwind failed). Callers are serialized.
@@ -40,7 +42,13 @@ const char *sw_agent_capture_error(void);
 /// The signal interrupts what the thread is doing: a blocking nanosleep()/usleep()/select() in it
 /// returns early with EINTR (SA_RESTART does not restart sleeps), which the workload may not retry.
 /// Prefer the ptrace capture from outside the process where it is permitted.
-int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, int max_frames, int timeout_ms, uint64_t *stopped_ns);
+int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hints, int max_frames, int timeout_ms,
+                            uint64_t *stopped_ns);
+
+/// What dladdr(3) knows of `address` in this process: returns 1 when a loaded object maps it, with its load base in
+/// `image_base` and the name of the exported symbol containing (or preceding) it in `symbol` (NULL if none); 0 when
+/// no object does. Not async-signal-safe: for the watcher thread, after a capture.
+int sw_agent_describe_address(uint64_t address, uint64_t *image_base, const char **symbol);
 
 /// CLOCK_MONOTONIC_COARSE in nanoseconds (a few ns to read; ticks every 1-4 ms).
 uint64_t sw_agent_coarse_now_ns(void);

@@ -50,6 +50,11 @@ int sw_socket_pass_credentials(int descriptor);
 /// 0 when the datagram carried none. Returns the bytes received, or -1 (errno set).
 long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, int flags, int *sender_pid);
 
+/// process_vm_readv(2) of one range of process `pid` (this process's own pid works without ptrace permission):
+/// reads without stopping the process and fails with EFAULT instead of faulting on a bad address. Returns the bytes
+/// read, or -1 (errno set). Swift's Glibc module does not import it (it needs _GNU_SOURCE).
+long sw_read_process_memory(int pid, unsigned long address, void *buffer, unsigned long length);
+
 /// An epoll instance watching a new eventfd (both close-on-exec): an event loop's wait, as SwiftNIO's is made
 /// (Swift's Glibc module has neither epoll nor eventfd). Returns the epoll descriptor and sets `*wakeup` to the
 /// eventfd, or -1 (errno set).

@@ -77,9 +77,15 @@ void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *sampler);
 /// `addresses[0]` is the interrupted program counter; the following entries are return addresses
 /// (the instruction after each call), so a symbolicator should look up `address - 1` for them.
 /// `timeout_ms` bounds the wait for the thread to stop (0 = 1000 ms).
+///
+/// `context_hints`, if not NULL, holds 2 * `max_frames` words and receives, for each frame, where a Swift async
+/// function running in it keeps its async context: `[2k]` the word its async frame record holds just below its frame
+/// pointer (0 when frame k has no frame record), `[2k+1]` its r14 (the register the swiftasync convention passes the
+/// context in). Read while the thread is stopped because the stack changes the moment it runs again; what they point
+/// at is on the heap and is read after the release (docs/how-it-works.md, "Async callers").
 /// Returns `result->status`.
-int sw_remote_capture(sw_remote_sampler *sampler, int pid, int tid, uint64_t *addresses, int max_frames,
-                      int timeout_ms, sw_remote_result *result);
+int sw_remote_capture(sw_remote_sampler *sampler, int pid, int tid, uint64_t *addresses, uint64_t *context_hints,
+                      int max_frames, int timeout_ms, sw_remote_result *result);
 
 /// Forgets cached unwind rules (call when the target may have loaded or unloaded libraries at
 /// addresses seen before; switching to another pid does this by itself).
