@@ -39,8 +39,8 @@ enum LoopThreads {
     /// Most loop threads watched at once: beyond, a thread's loop goes unwatched (its samples would crowd the
     /// watcher's wakes anyway).
     static let capacity = 256
-    private static let selectors = Mutex<[ThreadSelector]>([])
-    private static let watched = Mutex<[LoopThread]>([])
+    private static let selectors = PthreadLocked<[ThreadSelector]>([])
+    private static let watched = PthreadLocked<[LoopThread]>([])
 
     /// How long a loop thread whose name no selector matches stays a candidate: a thread named with Foundation's
     /// `Thread.name`, or after its loop started, takes its name a moment after its first run.
@@ -173,4 +173,22 @@ private func publishLoopThreadFirst(
 private func publishLoopThreadLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
     guard let info else { return }
     Unmanaged<LoopThread>.fromOpaque(info)._withUnsafeGuaranteedRef { $0.publish(.sleeping, precise: true) }
+}
+
+/// A value behind a pthread mutex (`NSLock`), for the state loop threads and the watcher share: the thread sanitizer
+/// sees a pthread mutex order its users, and does not see `Synchronization.Mutex` (whose lock lives in the
+/// uninstrumented library), so it took every access under that lock for a race.
+final class PthreadLocked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
 }
