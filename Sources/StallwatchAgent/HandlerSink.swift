@@ -115,11 +115,8 @@ final class HandlerSink: StallSink {
             into: symbolicator.symbolicate(capture.addresses, images: images), hints: capture.asyncHints,
             images: images, memory: ProcessMemory.current, symbolicator: symbolicator)
         let frames = named.frames
-        // The in-process capture stops at the limit: what lies beyond is not known.
-        let truncation =
-            capture.addresses.count >= settings.inProcessMaxFrames
-            ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: settings.inProcessMaxFrames)
-            : nil
+        let truncation = StackTruncation.ofInProcessCapture(
+            frames: frames, addressCount: capture.addresses.count, limit: settings.inProcessMaxFrames)
         stall.assembler.add(
             frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
             method: .signal, truncation: truncation)

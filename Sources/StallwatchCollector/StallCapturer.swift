@@ -102,11 +102,8 @@ final class StallCapturer {
             AsyncCallers.insert($0, into: native, images: images, symbolicator: symbolicator)
         }
         let frames = named?.frames ?? native
-        // The agent's capture stops at the limit: what lies beyond is not known.
-        let limit = min(maxFrames, WatchSettings.inProcessFrameLimit)
-        let truncation =
-            addresses.count >= limit
-            ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: limit) : nil
+        let truncation = StackTruncation.ofInProcessCapture(
+            frames: frames, addressCount: addresses.count, limit: min(maxFrames, WatchSettings.inProcessFrameLimit))
         stall.assembler.add(frames: frames, capturedAt: capturedAt, truncation: truncation)
         stall.assembler.noteStackProblem(named?.error)
     }

@@ -35,6 +35,12 @@ public struct StackTruncation: Equatable, Sendable, Codable {
             maxFrames: maxFrames, walkLimited: walkLimited)
     }
 
+    /// The truncation of an in-process capture (the agent's, with a signal) that recorded `addressCount` addresses
+    /// under `limit`: it stops at the limit, so what lies beyond is neither kept nor counted.
+    public static func ofInProcessCapture(frames: [Frame], addressCount: Int, limit: Int) -> StackTruncation? {
+        addressCount >= limit ? StackTruncation(omittedFrames: nil, resumesAt: frames.count, maxFrames: limit) : nil
+    }
+
     /// The index of the first frame after the first `count` addresses' frames: each address's inlined frames come
     /// before its own, which is not inlined, and the async callers added after a frame have no address of their own.
     public static func frameIndex(afterAddresses count: Int, in frames: [Frame]) -> Int {
