@@ -56,6 +56,9 @@ struct sw_remote_sampler {
     sw_images images;
     struct user_regs_struct regs;
     int regs_valid;
+    // During a step: the last address no unwind table covered (+1, so 0 is none). libunwind then guesses the caller
+    // its own way, which for a frame-pointer function without CFI lands beside the real frame (see `unwind`).
+    uint64_t uncovered_ip;
     int next_victim;
     cached_page pages[CACHED_PAGES];
 };
@@ -98,7 +101,9 @@ static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t
     // A file libunwind could not open (replaced or deleted since the process started, or in another mount
     // namespace): its unwind table is still mapped in the target. (Already asked above when memory comes first.)
     sw_image *mapped = found < 0 && !s->tables_from_memory ? sw_images_find(&s->images, ip) : NULL;
-    return mapped != NULL ? sw_memory_find_proc_info(mapped, as, ip, pi, need_unwind_info, arg) : found;
+    if (mapped != NULL) found = sw_memory_find_proc_info(mapped, as, ip, pi, need_unwind_info, arg);
+    if (found < 0) s->uncovered_ip = ip + 1;
+    return found;
 }
 
 /// The target's page at `page` (page-aligned), from the cache or read with process_vm_readv, which works on a
@@ -349,9 +354,8 @@ static void frame_registers(unw_cursor_t *cursor, uint64_t values[17]) {
 
 /// Where libunwind found no rule to leave a frame: its image's `.debug_frame`, if it has one. On success the
 /// sampler's registers are the caller's, for a new walk from there.
-static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t values[17]) {
-    sw_image *image = sw_images_find(&s->images, pc);
-    if (image == NULL || !sw_debug_frame_step(image, s->pid, pc, values, read_stack_word, s)) return 0;
+/// Makes `values` the registers the next unw_init_remote starts from.
+static void restart_from(sw_remote_sampler *s, const uint64_t values[17]) {
     struct user_regs_struct *regs = &s->regs;
     regs->rax = values[0], regs->rdx = values[1], regs->rcx = values[2], regs->rbx = values[3];
     regs->rsi = values[4], regs->rdi = values[5], regs->rbp = values[6], regs->rsp = values[7];
@@ -359,6 +363,30 @@ static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t value
     regs->r12 = values[12], regs->r13 = values[13], regs->r14 = values[14], regs->r15 = values[15];
     regs->rip = values[16];
     s->regs_valid = 1;
+}
+
+static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t values[17]) {
+    sw_image *image = sw_images_find(&s->images, pc);
+    if (image == NULL || !sw_debug_frame_step(image, s->pid, pc, values, read_stack_word, s)) return 0;
+    restart_from(s, values);
+    return 1;
+}
+
+/// The largest frame a frame-pointer step believes: a saved frame pointer further above the stack pointer is not one.
+#define SW_FRAME_POINTER_REACH (16u << 20)
+
+/// Steps a frame that no table covers by its frame pointer, as eu-stack and gdb do: a function that keeps one saved
+/// its caller's at [rbp] and the return address above it. Believed only if rbp points into the stack above rsp,
+/// aligned; the other callee-saved registers are not known then and keep their values (as libunwind's guess does).
+static int step_by_frame_pointer(sw_remote_sampler *s, uint64_t values[17]) {
+    uint64_t fp = values[6], sp = values[7], saved_fp = 0, return_address = 0;
+    if (fp < sp || fp - sp > SW_FRAME_POINTER_REACH || (fp & 7) != 0 || fp > UINT64_MAX - 16) return 0;
+    if (read_stack_word(s, fp, &saved_fp) != 0 || read_stack_word(s, fp + 8, &return_address) != 0) return 0;
+    if (return_address == 0) return 0;
+    values[6] = saved_fp;
+    values[7] = fp + 16;
+    values[16] = return_address;
+    restart_from(s, values);
     return 1;
 }
 
@@ -421,14 +449,30 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, uint64_t *hints, i
         uint64_t values[17], own[17];
         frame_registers(&cursor, values);
         memcpy(own, values, sizeof own);
+        s->uncovered_ip = 0;
         rc = unw_step(&cursor);
+        // A return address is looked up at the call before it.
+        const uint64_t lookup = walked == 1 ? ip : ip - 1;
         // No rule in .eh_frame (or a walk that went nowhere): try the image's .debug_frame, then go on from the
-        // caller. A return address is looked up at the call before it.
-        if (rc <= 0 && step_by_debug_frame(s, walked == 1 ? ip : ip - 1, values)) {
+        // caller.
+        const int uncovered = s->uncovered_ip == ip + 1 || s->uncovered_ip == lookup + 1;
+        if ((rc <= 0 || uncovered) && step_by_debug_frame(s, lookup, values)) {
             r->debug_frame_steps++;
             note_context_hints(s, frame_hints, n - 1, own, values[7]);
             rc = unw_init_remote(&cursor, s->space, s->upt);
             continue;
+        }
+        // No rule anywhere, yet libunwind stepped: its guess for a frame without CFI puts the caller's stack
+        // pointer beside the real one (it did for a Swift merged function of libFoundationEssentials, which keeps a
+        // frame pointer but has no FDE), and the caller's own rules then read garbage. The frame pointer is right.
+        if (uncovered && rc > 0) {
+            memcpy(values, own, sizeof values);
+            if (step_by_frame_pointer(s, values)) {
+                r->frame_pointer_steps++;
+                note_context_hints(s, frame_hints, n - 1, own, values[7]);
+                rc = unw_init_remote(&cursor, s->space, s->upt);
+                continue;
+            }
         }
         unw_word_t caller_sp = 0;
         if (rc > 0 && unw_get_reg(&cursor, UNW_REG_SP, &caller_sp) < 0) caller_sp = 0;

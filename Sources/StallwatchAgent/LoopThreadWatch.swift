@@ -1,12 +1,24 @@
-// The watcher's side of the loop threads: one detector per watched thread, on the watcher's own thread.
+// The watcher's side of the threads other than the main one: one detector per watched thread, on the watcher's own
+// thread.
 import CStallwatchAgentSupport
 import StallwatchCore
 
-/// Judges every watched loop thread (``LoopThreads``) by the main loop's rule, from the watcher thread: no thread of
-/// its own per loop, and nothing on the loop threads but their observers' stores.
+/// A thread other than the main one that publishes its activity to a board of its own: a run-loop thread
+/// (``LoopThread``) or a Swift concurrency executor thread (``ExecutorThread``).
+protocol WatchedThread: AnyObject {
+    var tid: Int32 { get }
+    var board: ActivityBoard { get }
+    /// When the thread exited, `CLOCK_MONOTONIC` ns; 0 while it lives.
+    func exitTime() -> UInt64
+    /// Drops the thread from the list it was found in, once it exited.
+    func forget()
+}
+
+/// Judges every watched loop thread (``LoopThreads``) and executor thread (``ExecutorThreads``) by the main loop's
+/// rule, from the watcher thread: no thread of its own per loop, and nothing on the watched threads but their stores.
 final class LoopThreadWatch {
     private struct Watched {
-        let thread: LoopThread
+        let thread: any WatchedThread
         var detector: StallDetector
         var announced = false
         var due: UInt64
@@ -30,7 +42,8 @@ final class LoopThreadWatch {
     /// Takes the readings due at `now`, and notices threads that appeared or exited since the last wake.
     func step(now: UInt64) {
         LoopThreads.pickCandidates(now: now)
-        for thread in LoopThreads.current() where watched[ObjectIdentifier(thread)] == nil {
+        let threads: [any WatchedThread] = LoopThreads.current() + ExecutorThreads.current()
+        for thread in threads where watched[ObjectIdentifier(thread)] == nil {
             watched[ObjectIdentifier(thread)] = Watched(
                 thread: thread,
                 detector: StallDetector(
@@ -39,14 +52,14 @@ final class LoopThreadWatch {
         }
         for key in Array(watched.keys) {
             guard var entry = watched[key] else { continue }
-            let exitedAt = entry.thread.exitedAt.load(ordering: .acquiring)
+            let exitedAt = entry.thread.exitTime()
             if exitedAt != 0 {
                 // Gone in the middle of a callout: the stall ended then. Outside its loop, it was the thread's end.
                 if let onset = entry.detector.ongoingStall, !onset.phase.isOutsideLoop {
                     sink.stallEnded(onset, endedAt: max(exitedAt, onset.start))
                 }
                 watched[key] = nil
-                LoopThreads.remove(entry.thread)
+                entry.thread.forget()
                 continue
             }
             guard now >= entry.due else { continue }

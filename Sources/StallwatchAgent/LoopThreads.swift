@@ -7,7 +7,7 @@ import StallwatchCore
 import Synchronization
 
 /// One loop thread: the board its observers publish to, as the main loop's do to ``ActivityBoard/shared``.
-final class LoopThread: @unchecked Sendable {
+final class LoopThread: WatchedThread, @unchecked Sendable {
     let tid: Int32
     let board = ActivityBoard(keepsBusyPeriods: false)
     /// When the thread exited (its thread-exit destructor ran), `CLOCK_MONOTONIC` ns; 0 while it lives.
@@ -27,6 +27,10 @@ final class LoopThread: @unchecked Sendable {
         self.loop = loop
         offeredAt = now
     }
+
+    func exitTime() -> UInt64 { exitedAt.load(ordering: .acquiring) }
+
+    func forget() { LoopThreads.remove(self) }
 
     @inline(__always)
     fileprivate func publish(_ activity: RunLoopNesting.Activity, precise: Bool) {

@@ -152,6 +152,7 @@ public final class StallMonitor: @unchecked Sendable {
         Self.running = nil
         observation.detach()
         LoopThreads.stop()
+        ExecutorThreads.stop()
         watcher.stop()
         if let frameRate { for event in frameRate.finish() { sink.frameRate(event) } }
         Self.finalReport = nil
@@ -169,6 +170,7 @@ public final class StallMonitor: @unchecked Sendable {
             board: ActivityBoard.shared, settings: settings, sink: sink, observation: observation, frames: frameRate)
         watcher.start()
         LoopThreads.watch(settings.threads)
+        ExecutorThreads.watch(settings.threads)
         // The last second of busy periods (and of frame rates) would be lost at exit: send them from an exit
         // handler too.
         finalReport = {

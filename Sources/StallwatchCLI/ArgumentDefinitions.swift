@@ -158,8 +158,9 @@ enum ArgumentDefinitions {
         names: ["--thread"],
         valueName: "selector",
         abstract: "Which threads' event loops to watch, repeatable: main, all (every thread seen waiting in an"
-            + " event loop), a name glob on the thread's name ('NIO-ELT-*'), or a tid. Threads that appear later"
-            + " are picked up; budgets count the stalls of every watched thread. (default: main)"
+            + " event loop, and every thread running Swift tasks), a name glob on the thread's name ('NIO-ELT-*';"
+            + " Swift's executor threads match '*qos*'), or a tid. Threads that appear later are picked up; budgets"
+            + " count the stalls of every watched thread. (default: main)"
     )
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()

@@ -66,6 +66,6 @@ public struct EventLoopEvidence: Equatable, Sendable {
     /// Why the thread is not watched, for the summary: "never seen in an event-loop wait (last seen in futex)".
     public var notWatchedReason: String {
         let last = lastWaitBeforeProof.map { " (last seen \($0 == "running" ? "running" : "in \($0)"))" } ?? ""
-        return "never seen waiting in an event-loop wait (epoll_wait, poll, select…)\(last)"
+        return "never seen waiting in an event-loop wait (epoll_wait, poll, select…) nor running a Swift task\(last)"
     }
 }

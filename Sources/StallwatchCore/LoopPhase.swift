@@ -27,6 +27,10 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     /// (`while running { RunLoop.current.run(mode:before:) }`) is working between two of its calls. Busy: no
     /// timer or source of the loop can run until the thread comes back (see ``RunLoopNesting``).
     case outsideLoop = 8
+    /// Running a Swift concurrency job on an executor thread (`--thread`): a task's run from one suspension point to
+    /// the next, which a task that blocks its thread never ends. Published by the agent at each job's start; the
+    /// job's end publishes `sleeping` (the thread is free for the next job).
+    case task = 9
 
     /// Whether a timeout in this phase counts toward a stall.
     ///
@@ -36,7 +40,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     /// never ran never count (`exit` is no longer published: leaving a loop resumes the phase outside it).
     public var isBusy: Bool {
         switch self {
-        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue, .outsideLoop: true
+        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue, .outsideLoop, .task: true
         case .notStarted, .sleeping, .exit: false
         }
     }
@@ -56,6 +60,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .exit: "exit"
         case .mainQueue: "mainQueue"
         case .outsideLoop: "outsideLoop"
+        case .task: "task"
         }
     }
 
@@ -71,6 +76,7 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
         case .exit: "outside the run loop"
         case .mainQueue: "a main-queue block, in a program with no run loop (dispatchMain or the main actor)"
         case .outsideLoop: "between run-loop calls: the thread pumps its loop itself and had not come back to it"
+        case .task: "running a Swift task on a concurrency executor thread, from one await to the next"
         }
     }
 

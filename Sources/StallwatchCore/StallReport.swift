@@ -62,9 +62,10 @@ public struct StallReport: Equatable, Sendable {
     }
 
     /// How the stall was seen: `ping` for an unanswered main-queue ping, `runLoop` for the run-loop observers;
-    /// nil seen from outside (`stallwatch attach --mode external`).
+    /// nil seen from outside (`stallwatch attach --mode external`) and for a task on an executor thread, which neither
+    /// strategy watches (its jobs are seen where the concurrency runtime hands them to libdispatch).
     public var strategy: WatchStrategy? {
-        if attached?.mode == .external { return nil }
+        if attached?.mode == .external || phase == .task { return nil }
         return phase == .mainQueue ? .ping : .runLoop
     }
 

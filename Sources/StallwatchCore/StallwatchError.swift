@@ -13,10 +13,13 @@ public struct StallwatchError: Error, Equatable, Sendable {
     }
 
     public static func commandNotFound(_ name: String) -> StallwatchError {
-        StallwatchError(
-            message: "command not found: '\(name)' (not in PATH, and not a path to a file);"
-                + " check the spelling or give a path such as ./\(name)",
-            exitCode: ExitCode.commandNotFound)
+        // A name with a slash is a path already, never looked up in PATH.
+        let message =
+            name.contains("/")
+            ? "command not found: '\(name)' (no such file); check the path"
+            : "command not found: '\(name)' (not in PATH, and not a path to a file);"
+                + " check the spelling or give a path such as ./\(name)"
+        return StallwatchError(message: message, exitCode: ExitCode.commandNotFound)
     }
 
     public static func notExecutable(_ path: String, reason: String) -> StallwatchError {

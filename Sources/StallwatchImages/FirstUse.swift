@@ -18,6 +18,9 @@ final class FirstUse<Value>: @unchecked Sendable {
         _ = self.value
     }
 
+    /// Whether the value was made (asked for, or made ready).
+    var isMade: Bool { made.withLock { $0 != nil } }
+
     var value: Value {
         made.withLock { made in
             if let made { return made }

@@ -15,6 +15,8 @@ public struct ProcessImages: @unchecked Sendable {
     private let toolchainMap: FirstUse<ImageMap>?
     /// The toolchain's map, for its symbolicator; nil in the collector's snapshots of other processes.
     var map: ImageMap? { toolchainMap?.value }
+    /// Whether the toolchain's map was made (it is made at its first use).
+    var hasMadeToolchainMap: Bool { toolchainMap?.isMade ?? false }
     /// Where the process's vDSO is mapped.
     public let vdso: Range<UInt64>?
     /// Every file's executable mapping, from the maps lines: the first place an address's image is looked up (the
@@ -89,10 +91,15 @@ public struct ProcessImages: @unchecked Sendable {
     }
 
     /// The images of the calling process (used by the agent, which then sends them to the collector).
+    ///
+    /// The toolchain's map is made only if something asks for it (the in-process symbolicator, an address outside
+    /// every mapping the maps lines name): it reads each mapped file's ELF header straight from memory, so a mapping
+    /// that goes between its reading of the maps and of the header faults. The agent sends only the maps' side, and
+    /// must not fault in a program that maps and unmaps its own files.
     public static func captureCurrentProcess() -> ProcessImages {
         let maps = mapsBytes(of: "self")
         return ProcessImages(
-            map: FirstUse(ready: ImageMap.capture()), vdso: vdsoRange(in: maps),
+            map: FirstUse { ImageMap.capture() }, vdso: vdsoRange(in: maps),
             code: ProcMapsLines.executableFiles(in: maps))
     }
 

@@ -91,7 +91,9 @@ public struct TextReporter: Reporter {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
         guard let attached = stall.attached, attached.mode == .external else {
             let mode = stall.mode.map { ", run-loop mode \($0)" } ?? ""
-            let strategy = stall.strategy.map { " by \($0.watchedBy)" } ?? ""
+            let strategy =
+                stall.phase == .task
+                ? " by the executor's job hand-offs" : stall.strategy.map { " by \($0.watchedBy)" } ?? ""
             return "  began \(clock.timeOfDay(monotonic: stall.start)) in \(stall.phase.name)"
                 + " (\(stall.phase.explanation))\(mode); detected after \(Self.milliseconds(detectedAfter)) ms"
                 + " (\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms)\(strategy)"

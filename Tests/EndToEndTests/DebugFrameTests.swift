@@ -46,6 +46,56 @@ import Testing
         #expect(main.error == nil)
     }
 
+    /// `framed` keeps a frame pointer but has no unwind rule at all (written in assembly without CFI directives, as
+    /// swiftc emits some merged functions, e.g. libFoundationEssentials' `Date.timeIntervalSinceReferenceDate`
+    /// getter); its caller keeps none and has rules. libunwind's guess for `framed` put the caller's stack pointer
+    /// beside the real one, and the caller's rules then read a heap pointer as its return address; the frame
+    /// pointer gives the right one, as eu-stack and gdb find it.
+    static let framePointerWithoutRules = """
+        #include <unistd.h>
+        volatile unsigned long counter;
+        __attribute__((noinline)) void inner_tick(void) { for (int i = 0; i < 100000000; i++) counter++; }
+        void framed(void);
+        __asm__(".text\\n.globl framed\\n.type framed,@function\\nframed:\\n"
+                "push %rbp\\nmov %rsp,%rbp\\nsub $32,%rsp\\ncall inner_tick\\nleave\\nret\\n.size framed,.-framed\\n");
+        __attribute__((noinline)) void caller_without_frame_pointer(void) {
+            volatile char padding[72];
+            for (;;) { framed(); padding[counter % 72] = 1; }
+        }
+        int main(void) { caller_without_frame_pointer(); return 0; }
+        """
+
+    @Test func aFramePointerFunctionWithoutRulesIsSteppedByItsFramePointer() throws {
+        let directory = try compile(
+            Self.framePointerWithoutRules, language: "c", output: "framed",
+            extraArguments: ["-O2", "-fomit-frame-pointer"])
+        let process = Process()
+        process.executableURL = directory.appendingPathComponent("framed")
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        usleep(300_000)
+        // Several looks: the thread must be caught in inner_tick, below the frame without rules.
+        var seen: [[String]] = []
+        for _ in 0..<5 {
+            let result = try runStallwatch(["stack", "--format", "json", String(process.processIdentifier)])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let stack = try #require(try result.records.first?.stack, "\(result.stdout)")
+            let main = try #require(stack.threads.first { $0.main })
+            let symbols = main.frames.compactMap(\.symbol)
+            seen.append(symbols)
+            guard symbols.first == "inner_tick" else { continue }
+            #expect(
+                symbols.starts(with: ["inner_tick", "framed", "caller_without_frame_pointer", "main"]), "\(symbols)")
+            #expect(symbols.last == "_start", "\(symbols)")
+            #expect(main.error == nil, "\(main.error ?? "")")
+            return
+        }
+        Issue.record("never caught in inner_tick: \(seen)")
+    }
+
     @Test func aStackCutShortSaysWhereAndWhy() throws {
         let main = try mainThread(builtWith: Self.noUnwindTables + ["-g0"])
         #expect(main.frames.first?.symbol == "inner_work")

@@ -94,6 +94,21 @@ typedef void (*sw_loop_thread_exiting_fn)(void *watched);
 /// CFRunLoopRunSpecific). Each thread is offered once, on its first run after this call.
 void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting);
 
+/// Called on a thread other than the main one as it runs its first Swift concurrency job (see executor_jobs.c);
+/// returns what to hand the job and exit hooks, or NULL to leave the thread alone.
+typedef void *(*sw_executor_thread_started_fn)(void);
+/// Called on a watched executor thread as a job begins (`begins` 1) and as it ends (0).
+typedef void (*sw_executor_job_fn)(void *watched, int begins);
+/// Called on a watched executor thread as it exits, with what the start hook returned.
+typedef void (*sw_executor_thread_exiting_fn)(void *watched);
+
+/// Asks to hear of every Swift concurrency job that the global executor runs from now on, on threads other than the
+/// main one: each thread is offered once, at its first job after this call. Returns 1 when the jobs will be seen, 0
+/// when no concurrency runtime library is loaded (a program without Swift concurrency, or with its runtime linked in),
+/// -1 when one is but its hand-off to libdispatch does not reach the agent (libdispatch comes first in the lookup).
+int sw_agent_set_executor_hooks(
+    sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,176 @@
+// Sees each job that Swift concurrency's global executor runs on a thread, without any code in the program. On Linux
+// the concurrency runtime (libswift_Concurrency.so) hands every job to libdispatch through its PLT: an immediate job
+// with dispatch_async_f(queue, job, runner), a delayed one with dispatch_after_f(when, queue, job, runner), one with
+// leeway through a timer source's dispatch_source_set_event_handler_f(source, handler). The preloaded agent defines
+// those three first, and where the function handed on lies in the concurrency runtime's code, hands on a trampoline
+// of its own instead: on the thread that runs the job it brackets the runtime's function with "job begins" and "job
+// ends". Nothing is allocated per job: the job (the context) is passed through untouched, and the runtime's function
+// is the same for every job of a kind, so it is learned once. Every other caller is passed through as it came.
+// Swift cannot define a C symbol of a given name, nor run code at thread exit.
+#define _GNU_SOURCE
+#include "CStallwatchAgentSupport.h"
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef void (*sw_work_fn)(void *);
+typedef void (*sw_async_f_fn)(void *queue, void *context, sw_work_fn work);
+typedef void (*sw_after_f_fn)(uint64_t when, void *queue, void *context, sw_work_fn work);
+typedef void (*sw_handler_f_fn)(void *source, sw_work_fn handler);
+
+static _Atomic(sw_executor_thread_started_fn) started_hook;
+static _Atomic(sw_executor_job_fn) job_hook;
+static _Atomic(sw_executor_thread_exiting_fn) exiting_hook;
+
+/// The concurrency runtime's code, [low, high): 0, 0 until hooks are set, or when it is not a library of its own.
+static _Atomic(uintptr_t) runtime_low;
+static _Atomic(uintptr_t) runtime_high;
+
+/// The runtime's job runner (dispatch_async_f and dispatch_after_f) and its timer-source handler, once seen.
+static _Atomic(sw_work_fn) job_runner;
+static _Atomic(sw_work_fn) source_runner;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+/// The calling thread's watch: offered once (when a hook is there to take it), NULL unless the agent watches it.
+static __thread int thread_offered;
+static __thread void *thread_watch;
+/// Jobs running on this thread, inner ones included (a job never runs another through dispatch, but if one did,
+/// only the outermost would begin and end).
+static __thread unsigned thread_depth;
+
+static void thread_exiting(void *watched) {
+    sw_executor_thread_exiting_fn hook = atomic_load(&exiting_hook);
+    if (hook != NULL && watched != NULL) hook(watched);
+}
+
+static void make_exit_key(void) { (void)pthread_key_create(&exit_key, thread_exiting); }
+
+/// Finds the code of the library that defines `swift_job_run`, if that is the concurrency runtime's own library
+/// (with a runtime linked into the executable, its dispatch calls do not go through a PLT this agent can stand in).
+static int find_runtime_code(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    uintptr_t wanted = (uintptr_t)data;
+    uintptr_t found_low = 0, found_high = 0;
+    int contains = 0;
+    for (int index = 0; index < info->dlpi_phnum; index++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[index];
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X)) continue;
+        uintptr_t low = info->dlpi_addr + header->p_vaddr, high = low + header->p_memsz;
+        if (wanted >= low && wanted < high) {
+            contains = 1;
+            found_low = low;
+            found_high = high;
+        }
+    }
+    if (!contains) return 0;
+    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base != NULL ? base + 1 : name;
+    if (strncmp(base, "libswift_Concurrency.so", strlen("libswift_Concurrency.so")) == 0) {
+        atomic_store(&runtime_low, found_low);
+        atomic_store(&runtime_high, found_high);
+    }
+    return 1;
+}
+
+static void job_trampoline(void *context);
+
+/// Whether the runtime's calls to `dispatch_async_f` reach this file's: the definition the program's symbol lookup
+/// finds first is in the object this code is in (the preloaded agent, or a program linked with it).
+static int hand_off_in_front(void) {
+    Dl_info first, ours;
+    void *found = dlsym(RTLD_DEFAULT, "dispatch_async_f");
+    if (found == NULL || dladdr(found, &first) == 0 || dladdr((void *)job_trampoline, &ours) == 0) return 0;
+    return first.dli_fbase == ours.dli_fbase;
+}
+
+int sw_agent_set_executor_hooks(
+    sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting) {
+    pthread_once(&exit_key_once, make_exit_key);
+    atomic_store(&exiting_hook, exiting);
+    atomic_store(&job_hook, job);
+    atomic_store(&started_hook, started);
+    if (atomic_load(&runtime_high) == 0) {
+        void *run = dlsym(RTLD_DEFAULT, "swift_job_run");
+        if (run != NULL) (void)dl_iterate_phdr(find_runtime_code, run);
+    }
+    if (atomic_load(&runtime_high) == 0) return 0;
+    return hand_off_in_front() ? 1 : -1;
+}
+
+/// Whether `work` is the concurrency runtime's, for `slot`: the first of the runtime's functions seen there is taken
+/// as the runner of that kind, and only it is wrapped.
+static inline int is_runtime_runner(sw_work_fn work, _Atomic(sw_work_fn) *slot) {
+    uintptr_t address = (uintptr_t)work;
+    uintptr_t high = atomic_load_explicit(&runtime_high, memory_order_relaxed);
+    if (high == 0 || address >= high || address < atomic_load_explicit(&runtime_low, memory_order_relaxed)) return 0;
+    if (atomic_load_explicit(&started_hook, memory_order_relaxed) == NULL) return 0;
+    sw_work_fn known = atomic_load_explicit(slot, memory_order_acquire);
+    if (known == NULL) {
+        sw_work_fn expected = NULL;
+        if (atomic_compare_exchange_strong(slot, &expected, work)) return 1;
+        known = expected;
+    }
+    return known == work;
+}
+
+/// Runs one job of the runtime's on this thread, between "begins" and "ends" when the thread is watched.
+static inline void run_job(sw_work_fn runner, void *context) {
+    if (!thread_offered) {
+        sw_executor_thread_started_fn hook = atomic_load(&started_hook);
+        if (hook != NULL) {
+            thread_offered = 1;
+            // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
+            if (sw_agent_gettid() != getpid()) {
+                thread_watch = hook();
+                if (thread_watch != NULL) (void)pthread_setspecific(exit_key, thread_watch);
+            }
+        }
+    }
+    void *watch = thread_watch;
+    sw_executor_job_fn job = watch != NULL ? atomic_load_explicit(&job_hook, memory_order_relaxed) : NULL;
+    if (job != NULL && thread_depth++ == 0) job(watch, 1);
+    runner(context);
+    if (job != NULL && --thread_depth == 0) job(watch, 0);
+}
+
+static void job_trampoline(void *context) { run_job(atomic_load(&job_runner), context); }
+
+static void source_trampoline(void *context) { run_job(atomic_load(&source_runner), context); }
+
+/// The next definition of `name` (libdispatch's), looked up once.
+#define SW_NEXT(type, slot, name)                                                                                  \
+    type real = atomic_load_explicit(&slot, memory_order_acquire);                                                 \
+    if (real == NULL) {                                                                                            \
+        real = (type)dlsym(RTLD_NEXT, name);                                                                       \
+        atomic_store_explicit(&slot, real, memory_order_release);                                                  \
+    }
+
+static _Atomic(sw_async_f_fn) real_async_f;
+static _Atomic(sw_after_f_fn) real_after_f;
+static _Atomic(sw_handler_f_fn) real_handler_f;
+
+__attribute__((visibility("default"))) void dispatch_async_f(void *queue, void *context, sw_work_fn work) {
+    SW_NEXT(sw_async_f_fn, real_async_f, "dispatch_async_f")
+    if (real == NULL) return;
+    real(queue, context, is_runtime_runner(work, &job_runner) ? job_trampoline : work);
+}
+
+__attribute__((visibility("default"))) void dispatch_after_f(
+    uint64_t when, void *queue, void *context, sw_work_fn work) {
+    SW_NEXT(sw_after_f_fn, real_after_f, "dispatch_after_f")
+    if (real == NULL) return;
+    real(when, queue, context, is_runtime_runner(work, &job_runner) ? job_trampoline : work);
+}
+
+__attribute__((visibility("default"))) void dispatch_source_set_event_handler_f(void *source, sw_work_fn handler) {
+    SW_NEXT(sw_handler_f_fn, real_handler_f, "dispatch_source_set_event_handler_f")
+    if (real == NULL) return;
+    real(source, handler != NULL && is_runtime_runner(handler, &source_runner) ? source_trampoline : handler);
+}

@@ -1,0 +1,114 @@
+// Threads of Swift concurrency's global executor (`--thread`): found when each runs its first job, each job published
+// as a busy stretch to a board of the thread's own, read by the one watcher thread, and dropped when the thread exits.
+import CStallwatchAgentSupport
+import Glibc
+import StallwatchCore
+import Synchronization
+
+/// One executor thread: a job begins and ends on its board, as a run loop's observers publish on theirs.
+///
+/// A job is a task's run from one suspension point to the next. One that runs longer than the rule allows is a task
+/// that blocks its executor thread (a lock, a sleep, I/O, long computing): the stall on such a thread. Between jobs the
+/// thread is at rest, however briefly, so back-to-back jobs never add up to a stall.
+final class ExecutorThread: WatchedThread, @unchecked Sendable {
+    let tid: Int32
+    let board = ActivityBoard(keepsBusyPeriods: false)
+    private let exitedAt = Atomic<UInt64>(0)
+
+    fileprivate init(tid: Int32) {
+        self.tid = tid
+    }
+
+    func exitTime() -> UInt64 { exitedAt.load(ordering: .acquiring) }
+
+    func forget() { ExecutorThreads.remove(self) }
+
+    fileprivate func exited(at time: UInt64) { exitedAt.store(time, ordering: .releasing) }
+}
+
+/// The executor threads the selectors pick, for the watcher.
+enum ExecutorThreads {
+    /// Most executor threads watched at once: libdispatch's pool is bounded well below this.
+    static let capacity = 256
+    private static let selectors = PthreadLocked<[ThreadSelector]>([])
+    private static let watched = PthreadLocked<[ExecutorThread]>([])
+
+    /// Whether an executor thread's jobs can be seen.
+    enum Visibility: Equatable {
+        case seen
+        /// No `--thread` beyond `main`: nothing to watch.
+        case notAsked
+        /// No concurrency runtime library: a program without Swift concurrency, or one linked with its runtime inside.
+        case noRuntime
+        /// The runtime hands its jobs to libdispatch past the agent: a program linked with the agent after libdispatch.
+        case handOffNotInFront
+    }
+
+    /// Watches, from now on, the jobs of every executor thread `selectors` pick; nothing for `main` alone (the main
+    /// actor's jobs run in the main loop or main queue, watched there).
+    @discardableResult
+    static func watch(_ selectors: [ThreadSelector]) -> Visibility {
+        let others = selectors.filter { $0 != .main }
+        guard !others.isEmpty else { return .notAsked }
+        self.selectors.withLock { $0 = others }
+        switch sw_agent_set_executor_hooks(executorThreadStarted, executorJob, executorThreadExiting) {
+        case 1: return .seen
+        case 0: return .noRuntime
+        default: return .handOffNotInFront
+        }
+    }
+
+    /// Stops watching: threads offered later are left alone, and the ones watched stop publishing.
+    static func stop() {
+        selectors.withLock { $0 = [] }
+        watched.withLock { $0.removeAll() }
+    }
+
+    /// The executor threads watched now.
+    static func current() -> [ExecutorThread] { watched.withLock { $0 } }
+
+    /// Forgets a thread that exited.
+    static func remove(_ thread: ExecutorThread) {
+        watched.withLock { threads in threads.removeAll { $0 === thread } }
+    }
+
+    /// On the executor thread, at its first job: watched if picked. libdispatch names its workers before they run
+    /// anything (`com.apple.root.default-qos`, of which the kernel keeps the last 15 bytes: `oot.default-qos`), so
+    /// the name a glob matches is there already.
+    fileprivate static func started() -> ExecutorThread? {
+        let pid = getpid()
+        let tid = sw_agent_gettid()
+        let name = ThreadInspector.name(pid: pid, tid: tid) ?? ""
+        let chosen = selectors.withLock { $0 }
+        let picking = chosen.filter { $0.matches(tid: tid, name: name, pid: pid) }
+        guard !picking.isEmpty else { return nil }
+        let thread = ExecutorThread(tid: tid)
+        let admitted = watched.withLock { threads -> Bool in
+            guard threads.count < capacity else { return false }
+            threads.append(thread)
+            return true
+        }
+        return admitted ? thread : nil
+    }
+}
+
+/// `sw_executor_thread_started_fn`: the thread, retained until it exits, or nil.
+private func executorThreadStarted() -> UnsafeMutableRawPointer? {
+    guard let thread = ExecutorThreads.started() else { return nil }
+    return Unmanaged.passRetained(thread).toOpaque()
+}
+
+/// `sw_executor_job_fn`: a job begins (busy, in phase `task`) or ends (at rest). Precise times at both ends: a job
+/// is far longer than two clock reads.
+private func executorJob(_ watched: UnsafeMutableRawPointer?, _ begins: Int32) {
+    guard let watched else { return }
+    Unmanaged<ExecutorThread>.fromOpaque(watched)._withUnsafeGuaranteedRef { thread in
+        thread.board.publish(begins != 0 ? .task : .sleeping, precise: true)
+    }
+}
+
+/// `sw_executor_thread_exiting_fn`: the watcher ends the thread's stall, if any, and forgets it.
+private func executorThreadExiting(_ watched: UnsafeMutableRawPointer?) {
+    guard let watched else { return }
+    Unmanaged<ExecutorThread>.fromOpaque(watched).takeRetainedValue().exited(at: sw_agent_now_ns())
+}
