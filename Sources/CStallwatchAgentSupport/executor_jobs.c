@@ -37,8 +37,11 @@ static _Atomic(sw_work_fn) source_runner;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-/// The calling thread's watch: offered once (when a hook is there to take it), NULL unless the agent watches it.
-static __thread int thread_offered;
+/// Bumped each time watching starts or stops: a thread is offered again at its first job of each new watch.
+static _Atomic(unsigned) hooks_generation;
+
+/// The calling thread's watch: offered once per watch, NULL unless the agent watches it.
+static __thread unsigned thread_generation;
 static __thread void *thread_watch;
 /// Jobs running on this thread, inner ones included (a job never runs another through dispatch, but if one did,
 /// only the outermost would begin and end).
@@ -100,8 +103,14 @@ int sw_agent_set_executor_hooks(
         void *run = dlsym(RTLD_DEFAULT, "swift_job_run");
         if (run != NULL) (void)dl_iterate_phdr(find_runtime_code, run);
     }
+    atomic_fetch_add(&hooks_generation, 1);
     if (atomic_load(&runtime_high) == 0) return 0;
     return hand_off_in_front() ? 1 : -1;
+}
+
+void sw_agent_stop_executor_hooks(void) {
+    atomic_store(&started_hook, NULL);
+    atomic_fetch_add(&hooks_generation, 1);
 }
 
 /// Whether `work` is the concurrency runtime's, for `slot`: the first of the runtime's functions seen there is taken
@@ -122,15 +131,20 @@ static inline int is_runtime_runner(sw_work_fn work, _Atomic(sw_work_fn) *slot) 
 
 /// Runs one job of the runtime's on this thread, between "begins" and "ends" when the thread is watched.
 static inline void run_job(sw_work_fn runner, void *context) {
-    if (!thread_offered) {
+    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
+    if (thread_generation != generation) {
+        thread_generation = generation;
+        // The previous watch's: let go as a thread that exits is.
+        if (thread_watch != NULL) {
+            (void)pthread_setspecific(exit_key, NULL);
+            thread_exiting(thread_watch);
+            thread_watch = NULL;
+        }
         sw_executor_thread_started_fn hook = atomic_load(&started_hook);
-        if (hook != NULL) {
-            thread_offered = 1;
-            // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
-            if (sw_agent_gettid() != getpid()) {
-                thread_watch = hook();
-                if (thread_watch != NULL) (void)pthread_setspecific(exit_key, thread_watch);
-            }
+        // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
+        if (hook != NULL && sw_agent_gettid() != getpid()) {
+            thread_watch = hook();
+            if (thread_watch != NULL) (void)pthread_setspecific(exit_key, thread_watch);
         }
     }
     void *watch = thread_watch;

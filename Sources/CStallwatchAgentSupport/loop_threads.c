@@ -17,8 +17,11 @@ static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
 static _Atomic(sw_run_specific_fn) real_run_specific;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-/// Set once the calling thread's first run went to the hook.
-static __thread int thread_seen;
+/// Bumped each time hooks are set: a thread is offered again at its first run of each new watch (a second attach).
+static _Atomic(unsigned) hooks_generation;
+/// The watch (generation) the calling thread's run was last offered to, and what that watch's hook returned.
+static __thread unsigned thread_generation;
+static __thread void *thread_watched;
 
 static void thread_exiting(void *watched) {
     sw_loop_thread_exiting_fn hook = atomic_load(&exiting_hook);
@@ -31,6 +34,7 @@ void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_t
     pthread_once(&exit_key_once, make_exit_key);
     atomic_store(&exiting_hook, exiting);
     atomic_store(&started_hook, started);
+    atomic_fetch_add(&hooks_generation, 1);
 }
 
 /// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
@@ -41,15 +45,22 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
         real = (sw_run_specific_fn)dlsym(RTLD_NEXT, "CFRunLoopRunSpecific");
         atomic_store_explicit(&real_run_specific, real, memory_order_release);
     }
-    if (!thread_seen) {
+    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
+    if (thread_generation != generation) {
         sw_loop_thread_started_fn hook = atomic_load(&started_hook);
-        // A thread is offered once, once a hook is there to take it; the main thread's loop has observers of its own,
-        // and is only marked seen, so that its later runs (every iteration of a RunLoop.run loop) cost no gettid.
+        // A thread is offered once per watch, once a hook is there to take it; the main thread's loop has observers
+        // of its own, and is only marked seen, so that its later runs (every iteration of a RunLoop.run loop) cost no
+        // gettid.
         if (hook != NULL) {
-            thread_seen = 1;
+            thread_generation = generation;
             if (sw_agent_gettid() != getpid()) {
-                void *watched = hook(loop);
-                if (watched != NULL) (void)pthread_setspecific(exit_key, watched);
+                // The previous watch's: let go as a thread that exits is.
+                if (thread_watched != NULL) {
+                    (void)pthread_setspecific(exit_key, NULL);
+                    thread_exiting(thread_watched);
+                }
+                thread_watched = hook(loop);
+                if (thread_watched != NULL) (void)pthread_setspecific(exit_key, thread_watched);
             }
         }
     }

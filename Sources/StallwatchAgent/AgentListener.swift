@@ -138,6 +138,8 @@ final class AgentListener: @unchecked Sendable {
             }
             if let current = session, descriptors[1].revents != 0 {
                 // The collector detached (or exited): stop watching until the next one.
+                LoopThreads.stop()
+                ExecutorThreads.stop()
                 current.watcher.stop()
                 close(current.connection)
                 session = nil
@@ -199,6 +201,10 @@ final class AgentListener: @unchecked Sendable {
         let watcher = Watcher(
             board: ActivityBoard.shared, settings: settings, sink: sink, observation: Self.observeMainLoopOnce())
         watcher.start()
+        // Loop threads are found at their next run of their loop, executor threads at their next job: the agent's
+        // stand-ins for CoreFoundation and libdispatch are in front, since a listening agent is preloaded.
+        LoopThreads.watch(settings.threads)
+        ExecutorThreads.watch(settings.threads)
         return Session(connection: connection, collectorPid: credentials.pid, watcher: watcher)
     }
 

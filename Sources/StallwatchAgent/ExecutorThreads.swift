@@ -58,8 +58,9 @@ enum ExecutorThreads {
         }
     }
 
-    /// Stops watching: threads offered later are left alone, and the ones watched stop publishing.
+    /// Stops watching: no thread is offered any more, and each watched one lets its watch go at its next job.
     static func stop() {
+        sw_agent_stop_executor_hooks()
         selectors.withLock { $0 = [] }
         watched.withLock { $0.removeAll() }
     }

@@ -20,12 +20,18 @@ public struct AttachRequest: Codable, Equatable, Sendable {
     /// The collector's ``StallwatchVersion``: the agent refuses a collector of another version, whose messages it
     /// may not understand.
     public var collectorVersion: String
+    /// `--thread`, as ``Swift/Array/encoded``: the loop and executor threads the agent watches besides the main loop.
+    /// Absent means `main`.
+    public var threads: String?
 
-    public init(thresholdNanoseconds: UInt64, count: Int, maxSamples: Int, collectorVersion: String) {
+    public init(
+        thresholdNanoseconds: UInt64, count: Int, maxSamples: Int, collectorVersion: String, threads: String? = nil
+    ) {
         self.thresholdNanoseconds = thresholdNanoseconds
         self.count = count
         self.maxSamples = maxSamples
         self.collectorVersion = collectorVersion
+        self.threads = threads
     }
 }
 

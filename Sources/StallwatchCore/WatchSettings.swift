@@ -116,11 +116,14 @@ extension AttachRequest {
     public init(settings: WatchSettings, collectorVersion: String) {
         self.init(
             thresholdNanoseconds: settings.thresholdNanoseconds, count: settings.count,
-            maxSamples: settings.maxSamples, collectorVersion: collectorVersion)
+            maxSamples: settings.maxSamples, collectorVersion: collectorVersion,
+            threads: settings.threads.isMainOnly ? nil : settings.threads.encoded)
     }
 
     /// The detection settings the collector asked for.
     public var settings: WatchSettings {
-        WatchSettings(thresholdNanoseconds: thresholdNanoseconds, count: count, maxSamples: maxSamples)
+        var settings = WatchSettings(thresholdNanoseconds: thresholdNanoseconds, count: count, maxSamples: maxSamples)
+        if let threads { settings.threads = [ThreadSelector](encoded: threads) }
+        return settings
     }
 }

@@ -130,6 +130,54 @@ import Testing
         #expect(try mainOnly.stalls.isEmpty, "stdout: \(mainOnly.stdout)")
     }
 
+    /// A thread named `pumped` runs its run loop in short calls of its own (so its loop is run again every 50 ms), and
+    /// a timer on it blocks 400 ms every second.
+    static let pumpedLoop = """
+        import Foundation
+
+        @inline(never) func slowTick() { usleep(400_000) }
+        let thread = Thread {
+            // Named from the thread itself: Foundation on Linux sets the kernel's name only for the current thread.
+            Thread.current.name = "pumped"
+            Timer.scheduledTimer(withTimeInterval: 1, repeats: true) { _ in slowTick() }
+            while true { _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05)) }
+        }
+        thread.start()
+        while true { sleep(60) }
+        """
+
+    /// `attach --thread` through a listening agent watches a loop thread with the agent's observers (exact, mode
+    /// `agent`), and so does a second session after the first detached: each watch offers the thread anew.
+    @Test func attachThroughTheAgentWatchesALoopThreadInEverySession() throws {
+        let path = try compileSwift(Self.pumpedLoop, name: "pumped-loop")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = Products.agent
+        environment["STALLWATCH_LISTEN"] = "1"
+        process.environment = environment
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        usleep(500_000)
+        for session in 1...2 {
+            let result = try runStallwatch([
+                "attach", "--mode", "agent", "--thread", "pumped", "--duration", "2500ms", "--format", "json",
+                String(process.processIdentifier),
+            ])
+            #expect(result.status == 0, "session \(session): \(result.stderr)")
+            let stalls = try result.stalls.filter { !$0.unfinished }
+            #expect(!stalls.isEmpty, "session \(session): \(result.stdout)\n\(result.stderr)")
+            for stall in stalls {
+                #expect(stall.threadName == "pumped", "session \(session)")
+                #expect(stall.activity == "afterWaiting", "session \(session): the agent's observers, not /proc")
+                #expect(stall.culprit?.symbol == "slowTick()", "session \(session)")
+            }
+        }
+    }
+
     /// A loop thread that starts while stallwatch is already attached is picked up.
     @Test func aThreadCreatedAfterTheStartIsPickedUp() throws {
         let source = """

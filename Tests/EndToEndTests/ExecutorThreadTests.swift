@@ -10,7 +10,8 @@ extension AsyncProgram {
     ///
     /// `PROGRAM HOW WHEN`: HOW is `cpu` (a busy loop), `lock` (a condition wait) or `sleep` (`usleep`); WHEN is
     /// `now`, `afterSleep` (the blocking job is the task resumed after a `Task.sleep`: a delayed job) or
-    /// `afterTolerantSleep` (resumed after a sleep with a tolerance: a job run from a dispatch timer). `PROGRAM short`
+    /// `afterTolerantSleep` (resumed after a sleep with a tolerance: a job run from a dispatch timer); a third
+    /// argument sets the wait before it all, in milliseconds (300). `PROGRAM short`
     /// instead runs 150 jobs of 4 ms, each ended by a `Task.yield()`: busy, but never one long job.
     static let executorTask = """
         import Foundation
@@ -52,8 +53,9 @@ extension AsyncProgram {
         @main struct Program {
             static func main() async {
                 let arguments = CommandLine.arguments
-                // A moment for the watcher to start before anything happens.
-                try? await Task.sleep(nanoseconds: 300_000_000)
+                // A moment for the watcher to start (or for `attach` to connect) before anything happens.
+                let settle = arguments.count > 3 ? UInt64(arguments[3]) ?? 300 : 300
+                try? await Task.sleep(nanoseconds: settle * 1_000_000)
                 if arguments[1] == "short" {
                     await Task.detached { await shortJobs() }.value
                 } else {
@@ -116,6 +118,28 @@ extension AsyncProgram {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let stalls = try result.stalls
         #expect(stalls.isEmpty, "\(stalls.map(\.durationMs))")
+    }
+
+    /// `attach --thread` to a process whose agent listens: the agent watches the executor threads from then on.
+    @Test func attachThroughTheAgentWatchesExecutorThreads() throws {
+        let path = try build(optimized: false)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["cpu", "now", "1500"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = Products.agent
+        environment["STALLWATCH_LISTEN"] = "1"
+        process.environment = environment
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        // The listening agent is up before main(); the block comes 1.5 s after start.
+        usleep(300_000)
+        let result = try runStallwatch(
+            ["attach", "--mode", "agent", "--thread", "*qos*", "--format", "json", String(process.processIdentifier)])
+        try expectTheBlockedTask(result, "attach")
     }
 
     /// Without `--thread` only the main thread is watched: the blocked background task is not its stall.

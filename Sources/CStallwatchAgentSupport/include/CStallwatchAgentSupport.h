@@ -108,6 +108,8 @@ typedef void (*sw_executor_thread_exiting_fn)(void *watched);
 /// -1 when one is but its hand-off to libdispatch does not reach the agent (libdispatch comes first in the lookup).
 int sw_agent_set_executor_hooks(
     sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting);
+/// Stops offering threads; each watched one lets its watch go (through the exit hook) at its next job.
+void sw_agent_stop_executor_hooks(void);
 
 #ifdef __cplusplus
 }
