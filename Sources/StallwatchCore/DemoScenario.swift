@@ -24,6 +24,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
     case baseline
     case eventLoops = "event-loops"
     case loopThread = "loop-thread"
+    case task
 
     /// One line saying what the scenario does, as `stallwatch demo --help` lists it.
     public var summary: String {
@@ -45,6 +46,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .baseline: "Short work only; no stall expected."
         case .eventLoops: "NIO-named epoll loops: a blocking and a CPU handler."
         case .loopThread: "CPU work in a timer on a resident run-loop thread."
+        case .task: "A detached Swift task blocks its executor thread."
         }
     }
 
@@ -69,6 +71,7 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .baseline: nil
         case .eventLoops: Self.eventLoopBlockingCulprit
         case .loopThread: "TelemetryUploader.compressBatch"
+        case .task: "PhotoImporter.decodeFullResolution"
         }
     }
 
@@ -82,12 +85,17 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         switch self {
         case .eventLoops: "NIO-ELT-*"
         case .loopThread: Self.loopThreadName
+        case .task: Self.executorThreads
         default: nil
         }
     }
 
     /// `loop-thread`: the name of the resident run-loop thread.
     public static let loopThreadName = "heartbeat"
+
+    /// `task`: Swift concurrency's executor threads, libdispatch's workers, by the end of their names (the kernel keeps
+    /// the last 15 bytes of `com.apple.root.default-qos`).
+    public static let executorThreads = "*qos*"
 
     /// What the scenario does, in a sentence, as `stallwatch-demo --list` shows it.
     public var behaviour: String {
@@ -118,6 +126,10 @@ public enum DemoScenario: String, CaseIterable, Sendable {
         case .loopThread:
             "a resident thread named heartbeat runs its own RunLoop with a repeating timer whose callback burns CPU"
                 + " at each stall, while the main run loop stays responsive (watch with --thread heartbeat)"
+        case .task:
+            "a detached Swift task awaits PhotoImporter.importLibrary() and, at each stall, decodes a photo on its"
+                + " executor thread without reaching an await (CPU), while the main run loop stays responsive (watch"
+                + " with --thread '*qos*')"
         }
     }
 }

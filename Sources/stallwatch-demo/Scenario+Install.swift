@@ -100,6 +100,8 @@ extension Scenario {
             break  // the stalls happen on the pool's own threads: see `EventLoopPool`
         case .loopThread:
             HeartbeatThread.start(timeline)
+        case .task:
+            ExecutorTask.start(timeline)
         case .pumpLoop:
             break  // the stalls happen between the main thread's own calls to the loop: see `PumpLoop`
         case .hiccups:

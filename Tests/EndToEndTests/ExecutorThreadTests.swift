@@ -142,6 +142,27 @@ extension AsyncProgram {
         try expectTheBlockedTask(result, "attach")
     }
 
+    /// `stallwatch demo --scenario task` watches the executor threads by itself and finds each stall of the task, on
+    /// the thread and for as long as the demo measured, with the task's callers.
+    @Test func theDemosTaskScenarioIsFoundOnItsThread() throws {
+        let result = try runStallwatch(
+            ["demo", "--scenario", "task", "--format", "json", "--", "--stalls", "2", "--duration", "500ms"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let truth = result.groundTruth
+        let stalls = try result.stalls
+        try #require(truth.count == 2 && stalls.count == 2, "\(result.stdout)\n\(result.stderr)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.tid == actual.tid && stall.tid != stall.pid)
+            #expect(stall.activity == "task")
+            #expect(stall.culprit?.symbol?.contains("PhotoImporter.decodeFullResolution") == true)
+            let sample = try #require(stall.samples.first { $0.frames.contains(where: \.async) }, "no async frames")
+            let chain = logicalChain(sample.frames) ?? []
+            #expect(chain.contains { $0.contains("PhotoImporter.importLibrary") }, "\(chain)")
+            let duration = try #require(stall.durationMs.value)
+            #expect(duration >= actual.durationMs - 5 && duration <= actual.durationMs + 30, "\(duration) ms")
+        }
+    }
+
     /// Without `--thread` only the main thread is watched: the blocked background task is not its stall.
     @Test func theMainThreadAloneIsTheDefault() throws {
         let path = try build(optimized: false)

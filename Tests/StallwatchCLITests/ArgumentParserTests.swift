@@ -167,7 +167,7 @@ func invocation(_ arguments: [String], sourceLocation: SourceLocation = #_source
             DemoScenario.allCases.map(\.rawValue) == [
                 "cpu", "sleep", "main-queue", "source", "mutex", "vdso", "observer", "two-phase", "modal",
                 "modal-stall", "dispatch-main", "nested-then-stall", "pump-loop", "hiccups", "baseline", "event-loops",
-                "loop-thread",
+                "loop-thread", "task",
             ])
     }
 
