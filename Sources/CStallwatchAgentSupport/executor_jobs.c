@@ -40,12 +40,19 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 /// Bumped each time watching starts or stops: a thread is offered again at its first job of each new watch.
 static _Atomic(unsigned) hooks_generation;
 
-/// The calling thread's watch: offered once per watch, NULL unless the agent watches it.
-static __thread unsigned thread_generation;
-static __thread void *thread_watch;
-/// Jobs running on this thread, inner ones included (a job never runs another through dispatch, but if one did,
-/// only the outermost would begin and end).
-static __thread unsigned thread_depth;
+/// The calling thread's part, read at every job: one thread-local block, in the static TLS of a library loaded with
+/// the program (the agent is preloaded or linked in), so reaching it is one offset from %fs, not a __tls_get_addr
+/// call per variable.
+typedef struct {
+    /// The watch it was last offered to.
+    unsigned generation;
+    /// Jobs running on this thread, inner ones included (a job never runs another through dispatch, but if one did,
+    /// only the outermost would begin and end).
+    unsigned depth;
+    /// What the watch's start hook returned: NULL unless the agent watches this thread.
+    void *watch;
+} thread_part;
+static __thread thread_part thread_state __attribute__((tls_model("initial-exec")));
 
 static void thread_exiting(void *watched) {
     sw_executor_thread_exiting_fn hook = atomic_load(&exiting_hook);
@@ -130,28 +137,32 @@ static inline int is_runtime_runner(sw_work_fn work, _Atomic(sw_work_fn) *slot) 
 }
 
 /// Runs one job of the runtime's on this thread, between "begins" and "ends" when the thread is watched.
-static inline void run_job(sw_work_fn runner, void *context) {
-    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
-    if (thread_generation != generation) {
-        thread_generation = generation;
-        // The previous watch's: let go as a thread that exits is.
-        if (thread_watch != NULL) {
-            (void)pthread_setspecific(exit_key, NULL);
-            thread_exiting(thread_watch);
-            thread_watch = NULL;
-        }
-        sw_executor_thread_started_fn hook = atomic_load(&started_hook);
-        // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
-        if (hook != NULL && sw_agent_gettid() != getpid()) {
-            thread_watch = hook();
-            if (thread_watch != NULL) (void)pthread_setspecific(exit_key, thread_watch);
-        }
+/// Offers the calling thread to the watch that started since its last job, letting the previous watch's go.
+static void offer_thread(thread_part *state, unsigned generation) {
+    state->generation = generation;
+    // The previous watch's: let go as a thread that exits is.
+    if (state->watch != NULL) {
+        (void)pthread_setspecific(exit_key, NULL);
+        thread_exiting(state->watch);
+        state->watch = NULL;
     }
-    void *watch = thread_watch;
+    sw_executor_thread_started_fn hook = atomic_load(&started_hook);
+    // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
+    if (hook != NULL && sw_agent_gettid() != getpid()) {
+        state->watch = hook();
+        if (state->watch != NULL) (void)pthread_setspecific(exit_key, state->watch);
+    }
+}
+
+static inline void run_job(sw_work_fn runner, void *context) {
+    thread_part *state = &thread_state;
+    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
+    if (__builtin_expect(state->generation != generation, 0)) offer_thread(state, generation);
+    void *watch = state->watch;
     sw_executor_job_fn job = watch != NULL ? atomic_load_explicit(&job_hook, memory_order_relaxed) : NULL;
-    if (job != NULL && thread_depth++ == 0) job(watch, 1);
+    if (job != NULL && state->depth++ == 0) job(watch, 1);
     runner(context);
-    if (job != NULL && --thread_depth == 0) job(watch, 0);
+    if (job != NULL && --state->depth == 0) job(watch, 0);
 }
 
 static void job_trampoline(void *context) { run_job(atomic_load(&job_runner), context); }
