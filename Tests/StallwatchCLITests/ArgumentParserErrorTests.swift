@@ -205,6 +205,7 @@ func usageError(_ arguments: [String], sourceLocation: SourceLocation = #_source
                   - baseline
                   - event-loops
                   - loop-thread
+                  - task
                 """
         )
         #expect(error?.topic == .demo)
