@@ -115,7 +115,7 @@ public enum StackCapture {
             // A stack that ends before the thread's start says so, and why.
             let cutShort = thread.stack.flatMap { stack in
                 StackEnd.cutShortNote(
-                    frames: native, unwindError: stack.unwindError, walkLimited: stack.walkLimited)
+                    frames: native, unwindError: stack.unwindError, walkLimit: stack.walkLimitReached)
             }
             let problems = [thread.error ?? cutShort, withCallers?.error].compactMap { $0 }
             return ThreadStack(
@@ -138,6 +138,6 @@ extension StackTruncation {
     static func of(frames: [Frame], stack: RemoteStack, maxFrames: Int) -> StackTruncation? {
         of(
             frames: frames, innerAddresses: stack.innerFrameCount, omitted: stack.omittedFrames, maxFrames: maxFrames,
-            walkLimited: stack.walkLimited)
+            walkLimit: stack.walkLimitReached)
     }
 }

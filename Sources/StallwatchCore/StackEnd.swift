@@ -5,9 +5,6 @@ public enum StackEnd {
     /// Where every thread's stack begins: the program's entry point, or the thread start of `clone`.
     static let roots: Set<String> = ["_start", "__clone3", "clone3", "__clone", "clone", "start_thread"]
 
-    /// The most frames a capture walks (`SW_REMOTE_WALK_LIMIT`): a bound on how long the thread stays stopped.
-    public static let walkLimit = 16384
-
     /// libunwind's `UNW_E*` codes, for people.
     static let unwindErrors: [Int32: String] = [
         -1: "unspecified error", -2: "out of memory", -3: "bad register number", -4: "read-only register",
@@ -20,13 +17,13 @@ public enum StackEnd {
     /// - Parameters:
     ///   - frames: the named stack, innermost first.
     ///   - unwindError: libunwind's code if the walk ended on an error (a negative `UNW_E*`), else 0.
-    ///   - walkLimited: the capture's walk stopped at its bound (``walkLimit`` frames) before the end.
-    public static func cutShortNote(frames: [Frame], unwindError: Int32, walkLimited: Bool = false) -> String? {
+    ///   - walkLimit: the bound (in frames) at which the capture's walk stopped before the end; nil when it did not.
+    public static func cutShortNote(frames: [Frame], unwindError: Int32, walkLimit: Int? = nil) -> String? {
         let physical = frames.filter { !$0.inlined }
         guard let last = physical.last ?? frames.last else { return nil }
         if let symbol = last.symbol, roots.contains(symbol) { return nil }
         // A stripped executable's `_start` has no name, but only `_start` calls libc's start.
-        if unwindError == 0, !walkLimited, physical.count >= 2,
+        if unwindError == 0, walkLimit == nil, physical.count >= 2,
             physical[physical.count - 2].symbol?.hasPrefix("__libc_start_main") == true
         {
             return nil
@@ -34,7 +31,7 @@ public enum StackEnd {
         let name = last.symbol ?? "0x" + String(last.address, radix: 16)
         let place = last.imageName.map { " in \($0) +0x\(String(last.offset ?? 0, radix: 16))" } ?? ""
         let why: String
-        if walkLimited {
+        if let walkLimit {
             why = "it is deeper than the \(walkLimit) frames a capture walks"
         } else if unwindError != 0 {
             why = "libunwind stopped with \(unwindErrors[unwindError] ?? "error") (\(unwindError))"

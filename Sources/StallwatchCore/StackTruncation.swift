@@ -5,7 +5,7 @@
 /// The innermost frames (where the thread is) and the outermost ones (which thread it is, and how it got there)
 /// are kept; the frames between them are left out, so `frames[..<resumesAt]` are the innermost and
 /// `frames[resumesAt...]` the outermost. A walk that reached its own bound before the thread's start keeps no
-/// outermost frames of the thread's first call: `walkLimited`.
+/// outermost frames of the thread's first call: `walkLimit`.
 public struct StackTruncation: Equatable, Sendable, Codable {
     /// How many frames were left out; nil when not counted (an in-process capture stops at the limit).
     public var omittedFrames: Int?
@@ -13,26 +13,29 @@ public struct StackTruncation: Equatable, Sendable, Codable {
     public var resumesAt: Int
     /// The limit that cut the stack.
     public var maxFrames: Int
-    /// The walk itself stopped at its bound, short of the thread's start.
-    public var walkLimited: Bool
+    /// The bound (in frames) at which the walk itself stopped, short of the thread's start; nil when it did not.
+    public var walkLimit: Int?
 
-    public init(omittedFrames: Int?, resumesAt: Int, maxFrames: Int, walkLimited: Bool = false) {
+    public init(omittedFrames: Int?, resumesAt: Int, maxFrames: Int, walkLimit: Int? = nil) {
         self.omittedFrames = omittedFrames
         self.resumesAt = resumesAt
         self.maxFrames = maxFrames
-        self.walkLimited = walkLimited
+        self.walkLimit = walkLimit
     }
+
+    /// Whether the walk stopped at its bound.
+    public var walkLimited: Bool { walkLimit != nil }
 
     /// The truncation of a capture that kept `innerAddresses` innermost return addresses, then (after `omitted`)
     /// the rest, once its addresses are named as `frames` (inlined frames share their caller's address); nil when
     /// nothing was left out.
     public static func of(
-        frames: [Frame], innerAddresses: Int, omitted: Int?, maxFrames: Int, walkLimited: Bool = false
+        frames: [Frame], innerAddresses: Int, omitted: Int?, maxFrames: Int, walkLimit: Int? = nil
     ) -> StackTruncation? {
-        guard omitted.map({ $0 > 0 }) ?? true || walkLimited else { return nil }
+        guard omitted.map({ $0 > 0 }) ?? true || walkLimit != nil else { return nil }
         return StackTruncation(
             omittedFrames: omitted, resumesAt: frameIndex(afterAddresses: innerAddresses, in: frames),
-            maxFrames: maxFrames, walkLimited: walkLimited)
+            maxFrames: maxFrames, walkLimit: walkLimit)
     }
 
     /// The truncation of an in-process capture (the agent's, with a signal) that recorded `addressCount` addresses

@@ -52,7 +52,7 @@ public struct StallAssembler: Sendable {
         if let method { report.captureMethod = method }
         // A stack limited by --max-frames says so in its truncation; one that ends early for another reason, here.
         let cutShort = StackEnd.cutShortNote(
-            frames: frames, unwindError: unwindError, walkLimited: truncation?.walkLimited ?? false)
+            frames: frames, unwindError: unwindError, walkLimit: truncation?.walkLimit)
         report.samples.append(
             Sample(
                 frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,

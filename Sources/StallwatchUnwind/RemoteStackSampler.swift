@@ -34,8 +34,10 @@ public struct RemoteStack: Sendable {
     public var omittedFrames: Int = 0
     public var innerFrameCount: Int { addresses.count - outerFrameCount }
     public var outerFrameCount: Int = 0
-    /// The walk stopped at its bound (`SW_REMOTE_WALK_LIMIT` frames), short of the thread's start.
+    /// The walk stopped at its bound (``RemoteStackSampler/walkLimit`` frames), short of the thread's start.
     public var walkLimited = false
+    /// The bound the walk stopped at, when it did.
+    public var walkLimitReached: Int? { walkLimited ? RemoteStackSampler.walkLimit : nil }
 
     public init(
         addresses: [UInt64],
@@ -68,6 +70,10 @@ public struct RemoteStack: Sendable {
 /// notification the sampler waits for. Reap children with `__WNOTHREAD` from the thread that
 /// spawned them, or serialize reaping with captures.
 public final class RemoteStackSampler {
+    /// The most frames a capture walks (the unwinder's `SW_REMOTE_WALK_LIMIT`): a bound on how long the thread stays
+    /// stopped.
+    public static let walkLimit = Int(SW_REMOTE_WALK_LIMIT)
+
     /// The most frames a capture records unless asked otherwise.
     public static let defaultMaxFrames = 256
 

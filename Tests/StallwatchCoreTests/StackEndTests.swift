@@ -31,7 +31,7 @@ import Testing
     @Test func anUnwinderErrorAndTheWalkLimitAreNamed() {
         let error = StackEnd.cutShortNote(frames: [frame("work")], unwindError: -7)
         #expect(error?.hasSuffix("libunwind stopped with bad frame (-7)") == true)
-        let deep = StackEnd.cutShortNote(frames: [frame("recurse")], unwindError: 0, walkLimited: true)
+        let deep = StackEnd.cutShortNote(frames: [frame("recurse")], unwindError: 0, walkLimit: 16384)
         #expect(deep?.hasSuffix("it is deeper than the 16384 frames a capture walks") == true)
         #expect(StackEnd.cutShortNote(frames: [], unwindError: 0) == nil)
     }
@@ -63,7 +63,7 @@ import Testing
         #expect(StackTruncation.of(frames: [frame("a")], innerAddresses: 1, omitted: 0, maxFrames: 16) == nil)
         let uncounted = StackTruncation(omittedFrames: nil, resumesAt: 1, maxFrames: 512)
         #expect(uncounted.reason.hasSuffix("the frames beyond them are left out"))
-        let limited = StackTruncation(omittedFrames: 16_320, resumesAt: 48, maxFrames: 64, walkLimited: true)
+        let limited = StackTruncation(omittedFrames: 16_320, resumesAt: 48, maxFrames: 64, walkLimit: 16384)
         #expect(limited.reason.contains("the walk stopped short of the thread's start"))
     }
 }

@@ -279,6 +279,6 @@ struct RemoteStackSamplerTests {
         let limited = try sampler.capture(pid: bottomless.pid, tid: bottomless.pid, maxFrames: 64)
         #expect(limited.walkLimited)
         #expect(limited.addresses.count == 64)
-        #expect(limited.omittedFrames == StackEnd.walkLimit - 64)
+        #expect(limited.omittedFrames == RemoteStackSampler.walkLimit - 64)
     }
 }
