@@ -46,6 +46,13 @@ public enum ThreadInspector {
         FileBytes.text("/proc/\(pid)/task/\(tid)/comm").map { $0.hasSuffix("\n") ? String($0.dropLast()) : $0 }
     }
 
+    /// The processes `pid`'s threads started (each thread's `/proc/PID/task/TID/children`), oldest thread first.
+    public static func children(of pid: Int32) -> [Int32] {
+        threads(pid: pid).flatMap { tid in
+            (FileBytes.text("/proc/\(pid)/task/\(tid)/children") ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
+    }
+
     /// The process's name for reports: `/proc/PID/comm`, or `pid N` when it cannot be read.
     public static func processName(pid: Int32) -> String {
         let comm = FileBytes.text("/proc/\(pid)/comm")?.trimmingWhitespace()

@@ -1,5 +1,6 @@
 // Item 4 on a large program: `stallwatch stack` and `eu-stack` on the toolchain's own swift-build, side by side.
 import Foundation
+import StallwatchCore
 
 /// A live `swift-build` (the toolchain's 260 MB `swift-package`, C++ and Swift, several threads), kept waiting by a
 /// package manifest that sleeps while it is evaluated, and the two tools timed on all its threads, taking turns.
@@ -38,7 +39,7 @@ struct LargeStackTarget {
             guard let pid = Self.waitForSwiftBuild(startedBy: build.pid) else {
                 return ["\(label): skipped: swift-build did not start waiting on its manifest"]
             }
-            let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 0
+            let threads = ThreadInspector.threads(pid: pid).count
             let tools: [(name: String, arguments: [String])] = [
                 ("stallwatch stack --all-threads PID", [products.stallwatch, "stack", "--all-threads", String(pid)]),
                 ("eu-stack -p PID", [euStack, "-p", String(pid)]),
@@ -78,27 +79,20 @@ struct LargeStackTarget {
     private static func waitForSwiftBuild(startedBy pid: pid_t) -> pid_t? {
         let deadline = MonotonicClock.now() + 60_000_000_000
         while MonotonicClock.now() < deadline {
-            for candidate in [pid] + children(of: pid) where name(of: candidate) == "swift-build" {
+            for candidate in [pid] + ThreadInspector.children(of: pid)
+            where ThreadInspector.name(pid: candidate, tid: candidate) == "swift-build" {
                 // Waiting on the manifest: it has started the manifest's process (compiled and running).
                 let compiling: Set<String?> = [
                     "swift-frontend", "swiftc", "swift-driver", "clang", "ld", "ld.gold", nil,
                 ]
-                if children(of: candidate).contains(where: { !compiling.contains(name(of: $0)) }) { return candidate }
+                if ThreadInspector.children(of: candidate).contains(where: {
+                    !compiling.contains(ThreadInspector.name(pid: $0, tid: $0))
+                }) {
+                    return candidate
+                }
             }
             MonotonicClock.sleep(seconds: 0.2)
         }
         return nil
-    }
-
-    private static func name(of pid: pid_t) -> String? {
-        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
-    }
-
-    private static func children(of pid: pid_t) -> [pid_t] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.flatMap { task in
-            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
-                .split(separator: " ").compactMap { pid_t($0) }
-        }
     }
 }
