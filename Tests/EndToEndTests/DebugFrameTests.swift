@@ -17,16 +17,14 @@ import Testing
 
     private func mainThread(builtWith flags: [String]) throws -> StackThreadRecord {
         let directory = try compile(Self.source, language: "c", output: "spinner", extraArguments: flags)
-        let process = Process()
-        process.executableURL = directory.appendingPathComponent("spinner")
-        try process.run()
-        defer {
-            // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let program = try RunningProgram(directory.appendingPathComponent("spinner").path)
         usleep(300_000)
-        let result = try runStallwatch(["stack", "--format", "json", String(process.processIdentifier)])
+        return try mainThread(of: program.pid)
+    }
+
+    /// The main thread's stack, as `stallwatch stack` shows it.
+    private func mainThread(of pid: Int32) throws -> StackThreadRecord {
+        let result = try runStallwatch(["stack", "--format", "json", String(pid)])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let stack = try #require(try result.records.first?.stack, "\(result.stdout)")
         return try #require(stack.threads.first { $0.main })
@@ -69,21 +67,12 @@ import Testing
         let directory = try compile(
             Self.framePointerWithoutRules, language: "c", output: "framed",
             extraArguments: ["-O2", "-fomit-frame-pointer"])
-        let process = Process()
-        process.executableURL = directory.appendingPathComponent("framed")
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let program = try RunningProgram(directory.appendingPathComponent("framed").path)
         usleep(300_000)
         // Several looks: the thread must be caught in inner_tick, below the frame without rules.
         var seen: [[String]] = []
         for _ in 0..<5 {
-            let result = try runStallwatch(["stack", "--format", "json", String(process.processIdentifier)])
-            #expect(result.status == 0, "stderr: \(result.stderr)")
-            let stack = try #require(try result.records.first?.stack, "\(result.stdout)")
-            let main = try #require(stack.threads.first { $0.main })
+            let main = try mainThread(of: program.pid)
             let symbols = main.frames.compactMap(\.symbol)
             seen.append(symbols)
             guard symbols.first == "inner_tick" else { continue }

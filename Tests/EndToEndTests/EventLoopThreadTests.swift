@@ -149,23 +149,12 @@ import Testing
     /// `attach --thread` through a listening agent watches a loop thread with the agent's observers (exact, mode
     /// `agent`), and so does a second session after the first detached: each watch offers the thread anew.
     @Test func attachThroughTheAgentWatchesALoopThreadInEverySession() throws {
-        let path = try compileSwift(Self.pumpedLoop, name: "pumped-loop")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        var environment = ProcessInfo.processInfo.environment
-        environment["LD_PRELOAD"] = Products.agent
-        environment["STALLWATCH_LISTEN"] = "1"
-        process.environment = environment
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        let program = try RunningProgram(try compileSwift(Self.pumpedLoop, name: "pumped-loop"), listening: true)
         usleep(500_000)
         for session in 1...2 {
             let result = try runStallwatch([
                 "attach", "--mode", "agent", "--thread", "pumped", "--duration", "2500ms", "--format", "json",
-                String(process.processIdentifier),
+                String(program.pid),
             ])
             #expect(result.status == 0, "session \(session): \(result.stderr)")
             let stalls = try result.stalls.filter { !$0.unfinished }

@@ -124,23 +124,11 @@ extension AsyncProgram {
 
     /// `attach --thread` to a process whose agent listens: the agent watches the executor threads from then on.
     @Test func attachThroughTheAgentWatchesExecutorThreads() throws {
-        let path = try build(optimized: false)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["cpu", "now", "1500"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["LD_PRELOAD"] = Products.agent
-        environment["STALLWATCH_LISTEN"] = "1"
-        process.environment = environment
-        try process.run()
-        defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        let program = try RunningProgram(try build(optimized: false), ["cpu", "now", "1500"], listening: true)
         // The listening agent is up before main(); the block comes 1.5 s after start.
         usleep(300_000)
         let result = try runStallwatch(
-            ["attach", "--mode", "agent", "--thread", "*qos*", "--format", "json", String(process.processIdentifier)])
+            ["attach", "--mode", "agent", "--thread", "*qos*", "--format", "json", String(program.pid)])
         try expectTheBlockedTask(result, "attach")
     }
 

@@ -3,6 +3,39 @@
 import Foundation
 import Testing
 
+/// A program a test built, started directly (not under stallwatch) and killed when the test is done with it.
+final class RunningProgram {
+    let process = Process()
+
+    /// - Parameters:
+    ///   - listening: preload the agent with `STALLWATCH_LISTEN=1`, so `attach` finds it.
+    init(_ path: String, _ arguments: [String] = [], listening: Bool = false) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = Self.environment(listening: listening)
+        try process.run()
+    }
+
+    /// The test's environment without its own preloads; with the agent preloaded and listening if asked.
+    static func environment(listening: Bool) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "LD_PRELOAD")
+        if listening {
+            environment["LD_PRELOAD"] = Products.agent
+            environment["STALLWATCH_LISTEN"] = "1"
+        }
+        return environment
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    deinit {
+        // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
+        if process.isRunning { kill(pid, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
 /// A `stallwatch-demo` started directly (not under stallwatch), as a process someone wants to attach to.
 final class RunningDemo: @unchecked Sendable {
     let process = Process()
@@ -14,13 +47,7 @@ final class RunningDemo: @unchecked Sendable {
     init(_ arguments: [String], listening: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: Products.demo)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "LD_PRELOAD")
-        if listening {
-            environment["LD_PRELOAD"] = Products.agent
-            environment["STALLWATCH_LISTEN"] = "1"
-        }
-        process.environment = environment
+        process.environment = RunningProgram.environment(listening: listening)
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
