@@ -3,6 +3,7 @@ import CStallwatchAgentSupport
 import CoreFoundation
 import Foundation
 import StallwatchCore
+import Synchronization
 
 /// Installs the observers that feed the ``ActivityBoard``.
 ///
@@ -15,11 +16,15 @@ import StallwatchCore
 /// ``ModeTracker`` adds them to private modes as they appear, so a nested run loop in a private mode (a
 /// modal session) is observed too.
 enum RunLoopObservers {
-    /// `beforeTimers` is not observed: the loop reaches `beforeSources` right after it, and leaving it out
-    /// saves one observer call-out per iteration on a busy loop.
-    static let firstActivities: CFRunLoopActivity = [
-        .entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit,
-    ]
+    /// The main loop's first observer. Neither `beforeTimers` nor `beforeSources`: they come once per iteration, even
+    /// on a loop that never sleeps, and CoreFoundation's dispatch of one (mode unlocked and relocked, observers
+    /// collected and retained, the call-out) costs a tight loop more than half an iteration, whatever the call-out
+    /// does. Once an observer asks for an activity in a mode, every iteration in that mode pays for it: CoreFoundation
+    /// never clears the mode's mask. A loop that keeps running callouts without sleeping is asked for progress instead
+    /// (``MainLoopObservation/postProgressProbe()``), once the watcher's reading is a few milliseconds old.
+    static let firstActivities: CFRunLoopActivity = [.entry, .beforeWaiting, .afterWaiting, .exit]
+    /// Loop threads (`--thread`) publish `beforeSources` still: their watcher does not probe them.
+    static let loopThreadFirstActivities: CFRunLoopActivity = firstActivities.union(.beforeSources)
     static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
     /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``), publishing to
@@ -41,12 +46,16 @@ enum RunLoopObservers {
 struct MainLoopPublisher {
     /// Where the main thread is among nested and pumped loops.
     var nesting = RunLoopNesting()
-    let board: Unmanaged<ActivityBoard>
+    /// ``ActivityBoard/shared``'s storage: the C board itself, one load closer than the object.
+    let board: OpaquePointer
+    /// ``RunLoopModes/modesChanged``.
+    let modesChanged: UnsafeMutablePointer<Atomic<Bool>>
 
     /// Allocated once and never freed: observers of any monitor started in the process point at it.
     nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
         let publisher = UnsafeMutablePointer<MainLoopPublisher>.allocate(capacity: 1)
-        publisher.initialize(to: MainLoopPublisher(board: .passUnretained(ActivityBoard.shared)))
+        publisher.initialize(
+            to: MainLoopPublisher(board: ActivityBoard.shared.storage, modesChanged: RunLoopModes.modesChanged))
         return publisher
     }()
 }
@@ -77,6 +86,9 @@ final class MainLoopObservation: @unchecked Sendable {
     private var detached = false
     /// `--fps`'s tick, once added.
     private var frameTick: CFRunLoopTimer?
+    /// Every mode the main loop had at the last refresh, for the progress probe (a block runs only in the modes it was
+    /// posted for; naming a mode the loop lacks would create it).
+    private var probeModes: CFArray?
 
     /// The observation the main-loop hook attaches; one at a time (the agent runs one monitor).
     nonisolated(unsafe) private static var awaitingLoop: MainLoopObservation?
@@ -110,10 +122,24 @@ final class MainLoopObservation: @unchecked Sendable {
             let added = addObserversToNewModes() || attachedNow
             if added {
                 // A loop may already be running in the new mode, entered before it had observers.
-                RunLoopModes.modesChanged.store(true, ordering: .releasing)
+                RunLoopModes.modesChanged.pointee.store(true, ordering: .releasing)
                 CFRunLoopWakeUp(loop)
             }
             return added
+        }
+    }
+
+    /// Asks the main loop for a sign of progress: a block that publishes `beforeSources` when it runs, which is the
+    /// next time the loop is between two callouts (CoreFoundation runs blocks before its version-0 sources, after
+    /// them, and after a timer, port or main-queue callout). Watcher thread; posts nothing before the observers are
+    /// attached or after ``detach()``.
+    ///
+    /// A block rather than an observer: it costs the loop only while one is queued (an empty block list is one test
+    /// per pass), where an observer of `beforeSources` costs every iteration for good.
+    func postProgressProbe() {
+        lock.withLock {
+            guard !detached, let loop, let probeModes, sw_agent_main_thread_exited() == 0 else { return }
+            CFRunLoopPerformBlock(loop, probeModes) { answerProgressProbe() }
         }
     }
 
@@ -156,6 +182,7 @@ final class MainLoopObservation: @unchecked Sendable {
 
     private func addObserversToNewModes() -> Bool {
         guard let mainLoop = loop, let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
+        probeModes = modes
         var added = false
         for index in 0..<CFArrayGetCount(modes) {
             guard let pointer = CFArrayGetValueAtIndex(modes, index) else { continue }
@@ -193,6 +220,12 @@ private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, 
     }
 }
 
+/// The progress probe's block: the loop is between two callouts, as at `beforeSources`. Precise clock: the probe
+/// runs a few hundred times a second at most, and its time may become a stall's start.
+private func answerProgressProbe() {
+    publish(.beforeSources, precise: true, MainLoopPublisher.shared)
+}
+
 private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
     guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
     publish(.sleeping, precise: true, publisher)
@@ -206,14 +239,12 @@ private func publish(
 ) {
     if activity != .entry, activity != .exit {
         let repair =
-            RunLoopModes.modesChanged.load(ordering: .relaxed)
-            && RunLoopModes.modesChanged.exchange(false, ordering: .acquiring)
+            publisher.pointee.modesChanged.pointee.load(ordering: .relaxed)
+            && publisher.pointee.modesChanged.pointee.exchange(false, ordering: .acquiring)
         if repair || publisher.pointee.nesting.needsMode(for: activity) {
             publisher.pointee.nesting.resynchronize(mode: RunLoopModes.currentIndex())
         }
     }
     let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
-    publisher.pointee.board._withUnsafeGuaranteedRef { board in
-        board.publish(state.phase, mode: state.mode, precise: precise)
-    }
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, precise ? 1 : 0)
 }

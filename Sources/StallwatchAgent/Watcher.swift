@@ -52,8 +52,10 @@ final class Watcher: @unchecked Sendable {
         self.strategy = settings.strategy
         // One numbering for every loop of the process: the collector tells stalls apart by pid and number.
         let identifiers = StallIdentifiers()
+        // The main loop's observers leave out `beforeSources` (see ``RunLoopObservers``): its detector probes.
         self.detector = StallDetector(
-            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
+            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers,
+            probeInterval: StallDetector.probeInterval(forThreshold: settings.thresholdNanoseconds))
         self.pings = PingDetector(
             threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
         loopThreads = LoopThreadWatch(settings: settings, identifiers: identifiers, sink: sink)
@@ -91,6 +93,9 @@ final class Watcher: @unchecked Sendable {
                 // main thread gets to run and goes through a transition, which on a busy machine can take a
                 // while. Judge nothing on that stale state for up to one stall's age.
                 awaitingTransition = (board.read(now: now).sequence, now)
+                // A probe posted before holds the modes of then; this one reaches a loop running in the new mode.
+                detector.forgetProbe()
+                observation?.postProgressProbe()
                 if waitForStop(until: now + detector.threshold / 4) { return }
                 now = sw_agent_now_ns()
                 continue
@@ -129,6 +134,12 @@ final class Watcher: @unchecked Sendable {
         }
         let events = detector.observe(
             snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
+        if detector.wantsProbe(at: now) {
+            observation?.postProgressProbe()
+            // Recorded even when nothing could be posted (no loop attached yet): a loop with no observers publishes
+            // nothing busy, so this only ever gives a published callout its chance to end.
+            detector.probePosted(at: now)
+        }
         for event in events {
             switch event {
             case .began(var onset):

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sw_activity_board.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -7,10 +7,10 @@
 import CoreFoundation
 
 enum EmptyObservers {
-    /// The agent's observer set (StallwatchAgent's `RunLoopObservers`): a first observer for entry, sources,
+    /// The agent's observer set on the main loop (StallwatchAgent's `RunLoopObservers`): a first observer for entry,
     /// waiting, waking and exit, and a last one for `beforeWaiting`. Keep in step with it.
     static func install() {
-        let first: CFRunLoopActivity = [.entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit]
+        let first: CFRunLoopActivity = [.entry, .beforeWaiting, .afterWaiting, .exit]
         let observers = [
             CFRunLoopObserverCreate(nil, first.rawValue, true, CFIndex.min, { _, _, _ in }, nil),
             CFRunLoopObserverCreate(
