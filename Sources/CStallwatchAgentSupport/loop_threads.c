@@ -17,8 +17,17 @@ static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
 static _Atomic(sw_run_specific_fn) real_run_specific;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+// Initial-exec: one load from the thread pointer, where the default model for a shared library calls
+// __tls_get_addr; a Foundation loop passes through here on every iteration. (A library loaded with dlopen takes
+// these few bytes from glibc's static TLS surplus.)
+#define SW_FAST_TLS __thread __attribute__((tls_model("initial-exec")))
+
 /// Set once the calling thread's first run went to the hook.
-static __thread int thread_seen;
+static SW_FAST_TLS int thread_seen;
+/// The mode the calling thread's innermost run through here was asked for (see sw_agent_current_run_mode).
+static SW_FAST_TLS void *current_run_mode;
+
+void *sw_agent_current_run_mode(void) { return current_run_mode; }
 
 static void thread_exiting(void *watched) {
     sw_loop_thread_exiting_fn hook = atomic_load(&exiting_hook);
@@ -55,5 +64,9 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     }
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
     if (real == NULL) return 1;
-    return real(loop, mode, seconds, return_after_source_handled);
+    void *outer_mode = current_run_mode;
+    current_run_mode = mode;
+    int32_t result = real(loop, mode, seconds, return_after_source_handled);
+    current_run_mode = outer_mode;
+    return result;
 }

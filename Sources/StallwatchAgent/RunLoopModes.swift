@@ -22,10 +22,14 @@ enum RunLoopModes {
     }()
 
     /// The index of the main loop's current mode. Main thread only.
-    static func currentIndex() -> UInt8 {
-        guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return 0 }
+    static func currentIndex() -> UInt8 { current().index }
+
+    /// The index of the main loop's current mode, and the identity of its name object (which is kept alive for good
+    /// once seen, so its address never names another mode). Main thread only.
+    static func current() -> (index: UInt8, name: UnsafeMutableRawPointer?) {
+        guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return (0, nil) }
         let identity = Unmanaged.passUnretained(mode).toOpaque()
-        if let entry = known.first(where: { $0.name == identity }) { return entry.index }
+        if let entry = known.first(where: { $0.name == identity }) { return (entry.index, identity) }
         let text = MainLoopObservation.name(of: mode)
         let index = names.withLock { names -> UInt8 in
             if let found = names.firstIndex(of: text) { return UInt8(found + 1) }
@@ -36,7 +40,7 @@ enum RunLoopModes {
         // Keep the name object alive, so its address is never reused for another mode's name.
         _ = Unmanaged.passRetained(mode)
         known.append((identity, index))
-        return index
+        return (index, identity)
     }
 
     /// The name of the mode with `index`; nil for 0 or an unknown index. Any thread.

@@ -50,6 +50,9 @@ struct MainLoopPublisher {
     let board: OpaquePointer
     /// ``RunLoopModes/modesChanged``.
     let modesChanged: UnsafeMutablePointer<Atomic<Bool>>
+    /// The last mode entered whose name the agent's `CFRunLoopRunSpecific` saw go by as CoreFoundation's own name
+    /// object, with its index: a Foundation loop (`RunLoop.run(until:)`) enters the same mode on every iteration.
+    var lastEntered: (name: UnsafeMutableRawPointer?, index: UInt8) = (nil, 0)
 
     /// Allocated once and never freed: observers of any monitor started in the process point at it.
     nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
@@ -220,6 +223,19 @@ private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, 
     }
 }
 
+/// The index of the mode an `entry` is for: from the mode the run was asked for when that is the name object of a mode
+/// seen before (one pointer comparison), else asked of CoreFoundation (a lock, a retain and a release, a search).
+/// A name Foundation made for the call (any mode but the default and common ones) is never the mode's own object, so
+/// it is never taken for another mode whose freed name had the same address.
+@inline(__always)
+private func modeEntered(_ publisher: UnsafeMutablePointer<MainLoopPublisher>) -> UInt8 {
+    let asked = sw_agent_current_run_mode()
+    if let asked, asked == publisher.pointee.lastEntered.name { return publisher.pointee.lastEntered.index }
+    let (index, name) = RunLoopModes.current()
+    if let asked, asked == name { publisher.pointee.lastEntered = (name, index) }
+    return index
+}
+
 /// The progress probe's block: the loop is between two callouts, as at `beforeSources`. Precise clock: the probe
 /// runs a few hundred times a second at most, and its time may become a stall's start.
 private func answerProgressProbe() {
@@ -245,6 +261,6 @@ private func publish(
             publisher.pointee.nesting.resynchronize(mode: RunLoopModes.currentIndex())
         }
     }
-    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
+    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? modeEntered(publisher) : 0)
     sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, precise ? 1 : 0)
 }

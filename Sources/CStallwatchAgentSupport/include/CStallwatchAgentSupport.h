@@ -95,6 +95,10 @@ typedef void (*sw_loop_thread_exiting_fn)(void *watched);
 /// Asks to hear of every thread that runs a run loop from now on (see loop_threads.c: the agent defines
 /// CFRunLoopRunSpecific). Each thread is offered once, on its first run after this call.
 void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting);
+/// The mode name (a CFStringRef) the calling thread's innermost run loop call was asked to run, as the agent's
+/// CFRunLoopRunSpecific saw it go by; NULL outside any run, or where the agent's definition is not the one
+/// libFoundation calls. Entry observers read it to know the mode without asking CoreFoundation.
+void *sw_agent_current_run_mode(void);
 
 #ifdef __cplusplus
 }
