@@ -87,8 +87,13 @@ final class Watcher: @unchecked Sendable {
         // When the detector wants its next reading. With `--fps` the thread also wakes in between to drain
         // the frame ticks, and those extra wakes must not count as readings (they would take extra samples).
         var detectorDue = now
+        // Looking for the main loop and its new modes locks the loop, which the main thread holds through most of an
+        // iteration: at most four times a threshold, not at every progress probe's wake (one every few ms).
+        var refreshedAt: UInt64 = 0
         while true {
-            if observation?.refresh() == true {
+            let refreshDue = now >= refreshedAt + detector.threshold / 4
+            if refreshDue { refreshedAt = now }
+            if refreshDue, observation?.refresh() == true {
                 // The main loop or a mode appeared and the main loop was woken: its published state may be stale until the
                 // main thread gets to run and goes through a transition, which on a busy machine can take a
                 // while. Judge nothing on that stale state for up to one stall's age.
