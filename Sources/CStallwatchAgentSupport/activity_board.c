@@ -102,6 +102,8 @@ void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int
     }
 }
 
+uint64_t sw_board_sequence(const sw_activity_board *board) { return board->sequence; }
+
 uint64_t sw_board_read(const sw_activity_board *board) {
     return atomic_load_explicit(&board->word, memory_order_relaxed);
 }

@@ -30,17 +30,24 @@ enum RunLoopModes {
         guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return (0, nil) }
         let identity = Unmanaged.passUnretained(mode).toOpaque()
         if let entry = known.first(where: { $0.name == identity }) { return (entry.index, identity) }
+        let index = index(named: mode)
+        // Keep the name object alive, so its address is never reused for another mode's name.
+        _ = Unmanaged.passRetained(mode)
+        known.append((identity, index))
+        return (index, identity)
+    }
+
+    /// The index of the mode named `mode` (any string object with its name), by its text. Main thread only.
+    static func index(named mode: CFString) -> UInt8 {
         let text = MainLoopObservation.name(of: mode)
-        let index = names.withLock { names -> UInt8 in
+        // Not a mode: CoreFoundation refuses to run it.
+        guard text != "kCFRunLoopCommonModes" else { return 0 }
+        return names.withLock { names -> UInt8 in
             if let found = names.firstIndex(of: text) { return UInt8(found + 1) }
             guard names.count < Int(PackedActivity.modeLimit) else { return 0 }
             names.append(text)
             return UInt8(names.count)
         }
-        // Keep the name object alive, so its address is never reused for another mode's name.
-        _ = Unmanaged.passRetained(mode)
-        known.append((identity, index))
-        return (index, identity)
     }
 
     /// The name of the mode with `index`; nil for 0 or an unknown index. Any thread.

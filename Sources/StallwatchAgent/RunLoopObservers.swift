@@ -27,6 +27,17 @@ enum RunLoopObservers {
     static let loopThreadFirstActivities: CFRunLoopActivity = firstActivities.union(.beforeSources)
     static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
+    /// Whether every run of the main loop goes through the agent's `CFRunLoopRunSpecific` (the agent is preloaded, as
+    /// under `stallwatch run`): then `entry` and `exit` come from there (``MainLoopObservation``), which costs a
+    /// Foundation loop (`RunLoop.run(until:)`, one run per handled source or block) two of CoreFoundation's observer
+    /// dispatches less an iteration, and the main loop's observers take only waking and going to sleep.
+    static let mainRunsPassThroughAgent = sw_agent_runs_pass_through_agent() != 0
+
+    /// The main loop's first observer's activities.
+    static var mainFirstActivities: CFRunLoopActivity {
+        mainRunsPassThroughAgent ? [.beforeWaiting, .afterWaiting] : firstActivities
+    }
+
     /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``), publishing to
     /// ``ActivityBoard/shared``.
     static func make() -> [CFRunLoopObserver] {
@@ -34,7 +45,7 @@ enum RunLoopObservers {
             version: 0, info: UnsafeMutableRawPointer(MainLoopPublisher.shared), retain: nil, release: nil,
             copyDescription: nil)
         return [
-            CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
+            CFRunLoopObserverCreate(nil, mainFirstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
             CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, &context),
         ].compactMap { $0 }
     }
@@ -53,6 +64,11 @@ struct MainLoopPublisher {
     /// The last mode entered whose name the agent's `CFRunLoopRunSpecific` saw go by as CoreFoundation's own name
     /// object, with its index: a Foundation loop (`RunLoop.run(until:)`) enters the same mode on every iteration.
     var lastEntered: (name: UnsafeMutableRawPointer?, index: UInt8) = (nil, 0)
+    /// `kCFRunLoopDefaultMode`: a constant, so a run asked for it by that object can be named by one comparison.
+    let defaultModeName = Unmanaged.passUnretained(kCFRunLoopDefaultMode).toOpaque()
+    /// The board's sequence once the latest run through the agent's `CFRunLoopRunSpecific` published its entry: if it
+    /// is unchanged when the run returns, CoreFoundation may never have entered it.
+    var sequenceAtEntry: UInt64 = 0
 
     /// Allocated once and never freed: observers of any monitor started in the process point at it.
     nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
@@ -101,6 +117,10 @@ final class MainLoopObservation: @unchecked Sendable {
     init(frameTickInterval: UInt64? = nil) {
         observers = RunLoopObservers.make()
         self.frameTickInterval = frameTickInterval
+        if RunLoopObservers.mainRunsPassThroughAgent, !observers.isEmpty {
+            sw_agent_set_main_run_hooks(
+                UnsafeMutableRawPointer(MainLoopPublisher.shared), mainRunEntered, mainRunExited)
+        }
         let attachedNow = lock.withLock { attachIfLoopExists() }
         guard !attachedNow, !observers.isEmpty else { return }
         Self.awaitingLoop = self
@@ -155,6 +175,7 @@ final class MainLoopObservation: @unchecked Sendable {
                 Self.awaitingLoop = nil
             }
             for observer in observers { CFRunLoopObserverInvalidate(observer) }
+            if RunLoopObservers.mainRunsPassThroughAgent { sw_agent_set_main_run_hooks(nil, nil, nil) }
             if let frameTick { FrameTickTimer.remove(frameTick) }
         }
     }
@@ -234,6 +255,38 @@ private func modeEntered(_ publisher: UnsafeMutablePointer<MainLoopPublisher>) -
     let (index, name) = RunLoopModes.current()
     if let asked, asked == name { publisher.pointee.lastEntered = (name, index) }
     return index
+}
+
+/// `sw_main_run_entered_fn`: a run of the main loop begins, in the mode it was asked for (see
+/// ``RunLoopObservers/mainRunsPassThroughAgent``). The mode is named before CoreFoundation enters it, so from the name
+/// asked: the default mode by one comparison, any other by its text (a private mode's name object is made for each
+/// call, and may be freed after it).
+private func mainRunEntered(_ context: UnsafeMutableRawPointer?, _ mode: UnsafeMutableRawPointer?) {
+    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
+    let index: UInt8
+    if let mode, mode == publisher.pointee.lastEntered.name {
+        index = publisher.pointee.lastEntered.index
+    } else if let mode {
+        index = RunLoopModes.index(named: Unmanaged<CFString>.fromOpaque(mode).takeUnretainedValue())
+        if mode == publisher.pointee.defaultModeName { publisher.pointee.lastEntered = (mode, index) }
+    } else {
+        index = 0
+    }
+    let state = publisher.pointee.nesting.apply(.entry, mode: index)
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
+    publisher.pointee.sequenceAtEntry = sw_board_sequence(publisher.pointee.board)
+}
+
+/// `sw_main_run_exited_fn`: the run returned. A run of a mode with nothing in it (`kCFRunLoopRunFinished` with nothing
+/// published since its entry) was never entered by CoreFoundation, which calls no observer for it either: the entry is
+/// undone, so that a thread that has not run its loop yet is not taken for one outside it.
+private func mainRunExited(_ context: UnsafeMutableRawPointer?, _ result: Int32) {
+    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
+    let finished: Int32 = 1  // kCFRunLoopRunFinished
+    let unentered =
+        result == finished && sw_board_sequence(publisher.pointee.board) == publisher.pointee.sequenceAtEntry
+    let state = unentered ? publisher.pointee.nesting.cancelEntry() : publisher.pointee.nesting.apply(.exit)
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
 }
 
 /// The progress probe's block: the loop is between two callouts, as at `beforeSources`. Precise clock: the probe

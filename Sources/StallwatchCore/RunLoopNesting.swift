@@ -84,6 +84,16 @@ public struct RunLoopNesting: Sendable {
         return current
     }
 
+    /// Undoes the last `entry`, for a run the loop never entered (its mode had nothing in it): back to the state and
+    /// mode before it, where `exit` would leave the outermost loop for ``LoopPhase/outsideLoop``.
+    @discardableResult @inlinable
+    public mutating func cancelEntry() -> State {
+        guard loops > 0 else { return current }
+        loops -= 1
+        current = outer[min(loops, outer.count - 1)]
+        return current
+    }
+
     @inlinable
     mutating func push() {
         if loops < outer.count { outer[loops] = current }

@@ -145,6 +145,20 @@ private struct NestedLoop {
         #expect(nesting.depth == 0)
     }
 
+    @Test func aRunNeverEnteredIsUndoneToTheStateBeforeIt() {
+        var nesting = RunLoopNesting()
+        nesting.apply(.entry, mode: 1)
+        #expect(nesting.cancelEntry() == .init(phase: .notStarted, mode: 0), "not outside a loop it never ran")
+        #expect(nesting.depth == 0)
+        nesting.apply(.entry, mode: 1)
+        nesting.apply(.afterWaiting)
+        nesting.apply(.entry, mode: 2)
+        #expect(nesting.cancelEntry() == .init(phase: .afterWaiting, mode: 1), "back in the outer callout")
+        #expect(nesting.depth == 1)
+        #expect(nesting.apply(.exit).phase == .outsideLoop)
+        #expect(nesting.cancelEntry().phase == .outsideLoop, "nothing to undo")
+    }
+
     @Test func modeSurvivesTheOneWordEncoding() {
         let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, timestamp: 7_000_000, mode: 13)
         let snapshot = PackedActivity.unpack(word, now: 8_000_000)

@@ -99,6 +99,17 @@ void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_t
 /// CFRunLoopRunSpecific saw it go by; NULL outside any run, or where the agent's definition is not the one
 /// libFoundation calls. Entry observers read it to know the mode without asking CoreFoundation.
 void *sw_agent_current_run_mode(void);
+/// Called on the main thread as a run loop run starts, with the mode it was asked for (a CFStringRef), before
+/// CoreFoundation's entry observers; and as it returns, with CoreFoundation's result (kCFRunLoopRunFinished, 1, for
+/// a run of a mode with nothing in it, which CoreFoundation does not even enter).
+typedef void (*sw_main_run_entered_fn)(void *context, void *mode);
+typedef void (*sw_main_run_exited_fn)(void *context, int32_t result);
+/// Hands every run of the main thread's loop to `entered` and `exited` from now on (NULL hooks: no more), if
+/// sw_agent_runs_pass_through_agent(): the entry and exit of each run without CoreFoundation's observer dispatch.
+void sw_agent_set_main_run_hooks(void *context, sw_main_run_entered_fn entered, sw_main_run_exited_fn exited);
+/// Whether libFoundation's calls to CFRunLoopRunSpecific reach the agent's (it is preloaded, or comes before
+/// libFoundation in the search order): only then do the main run hooks and sw_agent_current_run_mode hear anything.
+int sw_agent_runs_pass_through_agent(void);
 
 #ifdef __cplusplus
 }

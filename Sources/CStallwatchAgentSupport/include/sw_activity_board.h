@@ -25,6 +25,8 @@ sw_activity_board *sw_board_create(int keeps_busy_periods);
 /// (StallwatchCore's `PackedActivity` layout). The watched loop's own thread only.
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise);
 
+/// How many transitions the board has published. The loop thread only.
+uint64_t sw_board_sequence(const sw_activity_board *board);
 /// The latest packed word (0 before the first transition). Any thread.
 uint64_t sw_board_read(const sw_activity_board *board);
 /// Asks the loop thread to record the precise time of its next transition. Any thread.

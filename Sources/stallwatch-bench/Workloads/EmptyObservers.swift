@@ -12,10 +12,11 @@ import CoreFoundation
 import Foundation
 
 enum EmptyObservers {
-    /// The agent's observer set on the main loop (StallwatchAgent's `RunLoopObservers`): a first observer for entry,
-    /// waiting, waking and exit, and a last one for `beforeWaiting`. Keep in step with it.
+    /// The agent's observer set on the main loop under `stallwatch run` (StallwatchAgent's `RunLoopObservers`, when
+    /// the preloaded agent's `CFRunLoopRunSpecific` gives it `entry` and `exit`): a first observer for waiting and
+    /// waking, and a last one for `beforeWaiting`. Keep in step with it.
     static func install() {
-        let first: CFRunLoopActivity = [.entry, .beforeWaiting, .afterWaiting, .exit]
+        let first: CFRunLoopActivity = [.beforeWaiting, .afterWaiting]
         let observers = [
             CFRunLoopObserverCreate(nil, first.rawValue, true, CFIndex.min, { _, _, _ in }, nil),
             CFRunLoopObserverCreate(
