@@ -78,11 +78,18 @@ public struct StallDetector: Sendable {
 
     private var probePending: Bool { probe?.sequence == current.sequence }
 
-    /// How long after posting an unanswered probe proves the loop stuck: what is left of the stall's age when the
-    /// probe is posted on time, and at least one interval, so that a probe posted late (the watcher delayed) has its
-    /// own chance to be answered before anything is declared.
+    /// How long an unanswered probe must wait before the loop is judged stuck: the stall's age less one threshold and
+    /// one interval, and at least one interval, so that a probe posted late has its own chance to be answered.
+    ///
+    /// One threshold less because the watcher sleeps a threshold at a time while the loop sleeps, and so posts its
+    /// first probe on a loop that woke up to a threshold (and one interval) late: a stall in the first callout after
+    /// waking is still declared at its age, not up to a threshold later. The price: a callout proven stuck for all but
+    /// one threshold (and one interval) of the stall's age, right after a wake-up the watcher did not see at once and
+    /// a chain of shorter callouts it could not see, is declared from the wake-up; a probe posted on time proves all
+    /// but one interval.
     private func probeGrace(_ probeInterval: UInt64) -> UInt64 {
-        max(stallAge > probeInterval ? stallAge - probeInterval : 0, probeInterval)
+        let unproven = threshold + probeInterval
+        return max(stallAge > unproven ? stallAge - unproven : 0, probeInterval)
     }
 
     /// Whether the reading can be judged at `now`: always without probes; with them, once a probe posted on it has

@@ -85,12 +85,12 @@ private struct ProbedLoop {
         #expect(detector.nextWake(after: 1000 * ProbedLoop.ms) == 1005 * ProbedLoop.ms, "to read the answer")
         #expect(detector.observe(reading, now: 1005 * ProbedLoop.ms).isEmpty)
         #expect(!detector.wantsProbe(at: 1005 * ProbedLoop.ms), "one probe at a time")
-        #expect(detector.nextWake(after: 1005 * ProbedLoop.ms) == 1235 * ProbedLoop.ms)
-        #expect(detector.observe(reading, now: 1234 * ProbedLoop.ms).isEmpty, "the probe still has its chance")
+        #expect(detector.nextWake(after: 1005 * ProbedLoop.ms) == 1155 * ProbedLoop.ms)
+        #expect(detector.observe(reading, now: 1154 * ProbedLoop.ms).isEmpty, "the probe still has its chance")
         // Answered: progress, no stall.
         let answered = ActivitySnapshot(sequence: 2, phase: .beforeSources, timestamp: 1001 * ProbedLoop.ms)
-        #expect(detector.observe(answered, now: 1235 * ProbedLoop.ms).isEmpty)
-        #expect(detector.wantsProbe(at: 1235 * ProbedLoop.ms))
+        #expect(detector.observe(answered, now: 1155 * ProbedLoop.ms).isEmpty)
+        #expect(detector.wantsProbe(at: 1155 * ProbedLoop.ms))
     }
 
     @Test func anUnansweredLateProbeStillFindsTheStallFromTheLastProgressSeen() throws {
@@ -98,12 +98,35 @@ private struct ProbedLoop {
         let reading = ActivitySnapshot(sequence: 1, phase: .afterWaiting, timestamp: 0)
         _ = detector.observe(reading, now: 1000 * ProbedLoop.ms)
         detector.probePosted(at: 1000 * ProbedLoop.ms)
-        let events = detector.observe(reading, now: 1235 * ProbedLoop.ms)
+        let events = detector.observe(reading, now: 1155 * ProbedLoop.ms)
         guard case .began(let onset) = try #require(events.first) else {
             Issue.record("no stall: \(events)")
             return
         }
         #expect(onset.start == 0)
+    }
+
+    /// The watcher sleeps a threshold at a time while the loop sleeps: it sees a wake-up late, yet a stall in the
+    /// first callout after it is declared at the stall's age, as when every transition was observed.
+    @Test func aStallRightAfterAWakeUpTheWatcherSawLateIsDeclaredAtItsAge() throws {
+        var detector = StallDetector(threshold: 80 * ProbedLoop.ms, count: 3, probeInterval: 5 * ProbedLoop.ms)
+        _ = detector.observe(ActivitySnapshot(sequence: 1, phase: .sleeping, timestamp: 0), now: 0)
+        #expect(detector.nextWake(after: 0) == 80 * ProbedLoop.ms)
+        // Woken at 2 ms into a callout that never returns; the watcher looks at 80 ms.
+        let woken = ActivitySnapshot(sequence: 2, phase: .afterWaiting, timestamp: 2 * ProbedLoop.ms)
+        #expect(detector.observe(woken, now: 80 * ProbedLoop.ms).isEmpty)
+        #expect(detector.wantsProbe(at: 80 * ProbedLoop.ms))
+        detector.probePosted(at: 80 * ProbedLoop.ms)
+        #expect(detector.nextWake(after: 80 * ProbedLoop.ms) == 85 * ProbedLoop.ms)
+        #expect(detector.observe(woken, now: 85 * ProbedLoop.ms).isEmpty)
+        #expect(detector.nextWake(after: 85 * ProbedLoop.ms) == 242 * ProbedLoop.ms)
+        let events = detector.observe(woken, now: 242 * ProbedLoop.ms)
+        guard case .began(let onset) = try #require(events.first) else {
+            Issue.record("no stall: \(events)")
+            return
+        }
+        #expect(onset.start == 2 * ProbedLoop.ms)
+        #expect(onset.detectedAt == 242 * ProbedLoop.ms)
     }
 
     @Test(arguments: [LoopPhase.sleeping, .notStarted])
