@@ -99,8 +99,8 @@ struct InstructionBenchmark {
                     "\(workload.rawValue): the agent's own instructions per "
                         + (transitions > 0 ? "observed transition (\(transitions) an iteration)" : "iteration"),
                     measured: Format.fixed(perTransition, 0), target: "≤ 20", met: perTransition <= 20,
-                    limit: "watched minus empty observers: the clock read, the board's publish and the observer's own"
-                        + " call, each transition"))
+                    limit: "watched minus empty observers: the clock read, the board's publish and the agent's"
+                        + " call-out (observer or run hook), each transition; on the tight loop, the progress probes"))
         }
         report.tables.append(table)
         return report
