@@ -17,11 +17,46 @@ static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
 static _Atomic(sw_run_specific_fn) real_run_specific;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+// Initial-exec: one load from the thread pointer, where the default model for a shared library calls
+// __tls_get_addr; a Foundation loop passes through here on every iteration. (A library loaded with dlopen takes
+// these few bytes from glibc's static TLS surplus.)
+#define SW_FAST_TLS __thread __attribute__((tls_model("initial-exec")))
+
 /// Bumped each time hooks are set: a thread is offered again at its first run of each new watch (a second attach).
 static _Atomic(unsigned) hooks_generation;
 /// The watch (generation) the calling thread's run was last offered to, and what that watch's hook returned.
-static __thread unsigned thread_generation;
-static __thread void *thread_watched;
+static SW_FAST_TLS unsigned thread_generation;
+static SW_FAST_TLS void *thread_watched;
+/// The mode the calling thread's innermost run through here was asked for (see sw_agent_current_run_mode).
+static SW_FAST_TLS void *current_run_mode;
+
+void *sw_agent_current_run_mode(void) { return current_run_mode; }
+
+static void thread_exiting(void *watched);
+
+/// 1 on the process's main thread, -1 on any other, 0 before the calling thread's first run through here.
+static SW_FAST_TLS int thread_role;
+/// The main thread's run hooks (sw_agent_set_main_run_hooks): `main_entered` is stored last and read first.
+static _Atomic(sw_main_run_entered_fn) main_entered;
+static _Atomic(sw_main_run_exited_fn) main_exited;
+static _Atomic(void *) main_context;
+
+void sw_agent_set_main_run_hooks(void *context, sw_main_run_entered_fn entered, sw_main_run_exited_fn exited) {
+    atomic_store_explicit(&main_entered, NULL, memory_order_release);
+    atomic_store_explicit(&main_context, context, memory_order_relaxed);
+    atomic_store_explicit(&main_exited, exited, memory_order_relaxed);
+    atomic_store_explicit(&main_entered, entered, memory_order_release);
+}
+
+int sw_agent_runs_pass_through_agent(void) {
+    // The definition libFoundation's calls bind to is the first in the global scope; it is ours if it lies in the
+    // object that holds this file's code. (Comparing with &CFRunLoopRunSpecific would compare that first definition
+    // with itself: the name binds the same way from here.)
+    Dl_info found, own;
+    void *first = dlsym(RTLD_DEFAULT, "CFRunLoopRunSpecific");
+    if (first == NULL || dladdr(first, &found) == 0 || dladdr((void *)thread_exiting, &own) == 0) return 0;
+    return found.dli_fbase == own.dli_fbase;
+}
 
 static void thread_exiting(void *watched) {
     sw_loop_thread_exiting_fn hook = atomic_load(&exiting_hook);
@@ -66,5 +101,21 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     }
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
     if (real == NULL) return 1;
-    return real(loop, mode, seconds, return_after_source_handled);
+    if (thread_role == 0) thread_role = sw_agent_gettid() == getpid() ? 1 : -1;
+    sw_main_run_entered_fn entered =
+        thread_role > 0 ? atomic_load_explicit(&main_entered, memory_order_acquire) : NULL;
+    sw_main_run_exited_fn exited = NULL;
+    void *context = NULL;
+    if (entered != NULL) {
+        exited = atomic_load_explicit(&main_exited, memory_order_relaxed);
+        context = atomic_load_explicit(&main_context, memory_order_relaxed);
+        entered(context, mode);
+    }
+    void *outer_mode = current_run_mode;
+    current_run_mode = mode;
+    int32_t result = real(loop, mode, seconds, return_after_source_handled);
+    current_run_mode = outer_mode;
+    // Told only if still wanted: the agent may have stopped watching during the run.
+    if (exited != NULL && atomic_load_explicit(&main_entered, memory_order_acquire) == entered) exited(context, result);
+    return result;
 }

@@ -1,96 +1,39 @@
 // Where the main thread publishes run-loop transitions and the watcher reads them, without locks.
 import CStallwatchAgentSupport
 import StallwatchCore
-import Synchronization
 
 /// The shared state between one thread's run-loop observers and the watcher (its own thread): the main thread's
 /// (``shared``), or another loop thread's (``LoopThreads``).
 ///
-/// Publishing is the main thread's whole cost per activity: one clock read and one relaxed store of a
-/// packed word (see ``PackedActivity``). The hot activity, `beforeSources` (once per loop iteration, even
-/// on a loop that never sleeps), reads the coarse clock (~6 ns, 4 ms resolution); the rare ones (waking,
-/// sleeping, entry, exit) read the precise clock, whose ~28 ns vanish next to the syscall around them.
-/// Going to sleep also adds the busy period just ended to a histogram: one more relaxed atomic add.
+/// Publishing is the loop thread's whole cost per observed transition: one clock read and one relaxed store of a
+/// packed word (see ``PackedActivity``), in C (`sw_board_publish`) so that no Swift runtime call can get onto it in
+/// any build. The main loop's transitions (waking, sleeping, entry, exit, and the watcher's progress probes) read the
+/// precise clock; a loop thread's `beforeSources` (once per iteration, even on a loop that never sleeps) the coarse
+/// one (a few ns, 1–4 ms resolution). Going to sleep also adds the busy period just ended to a histogram.
 final class ActivityBoard: Sendable {
     static let shared = ActivityBoard(keepsBusyPeriods: true)
 
-    private let word = Atomic<UInt64>(0)
-    /// Set by the watcher once a stall is declared, so the next transition records its precise time.
-    private let endProbeArmed = Atomic<Bool>(false)
-    private let endProbeTime = Atomic<UInt64>(0)
-
-    /// The loop thread's own state: the running sequence, the last timestamp (to keep stamps monotonic when the
-    /// coarse clock lags the precise one) and when the current busy period began (0 while asleep).
-    private struct LoopState {
-        var sequence: UInt64 = 0
-        var lastStamp: UInt64 = 0
-        var busySince: UInt64 = 0
-    }
-
-    /// Behind a pointer, never freed: a class's stored `var`s are checked for exclusive access at run time, a
-    /// pointee is not, and these are read and written on every transition by their thread alone.
-    nonisolated(unsafe) private let loop: UnsafeMutablePointer<LoopState> = {
-        let state = UnsafeMutablePointer<LoopState>.allocate(capacity: 1)
-        state.initialize(to: LoopState())
-        return state
-    }()
-
-    /// Busy periods (waking or entering to going to sleep), counted per ``LatencyHistogram`` bucket; the main loop's
-    /// only (the summary's busy periods are the main run loop's). Only atomics are reached through the pointer, which
-    /// is never freed: safe from any thread.
-    nonisolated(unsafe) private let busyPeriods: UnsafeMutablePointer<Atomic<UInt64>>?
-    /// The longest busy period so far, exactly (written by the loop thread only).
-    private let longestBusyPeriod = Atomic<UInt64>(0)
+    /// Never freed: observers of any monitor started in the process, and the watcher, may hold it to the end.
+    nonisolated(unsafe) let storage: OpaquePointer
 
     init(keepsBusyPeriods: Bool) {
-        guard keepsBusyPeriods else {
-            busyPeriods = nil
-            return
+        guard let storage = sw_board_create(keepsBusyPeriods ? 1 : 0) else {
+            fatalError("stallwatch: out of memory for the activity board")
         }
-        let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: LatencyHistogram.bucketCount)
-        for index in 0..<LatencyHistogram.bucketCount { (counters + index).initialize(to: Atomic(0)) }
-        busyPeriods = counters
+        self.storage = storage
     }
 
     /// Publishes a transition. The loop's own thread only (the observers run there).
     @inline(__always)
     func publish(_ phase: LoopPhase, mode: UInt8 = 0, precise: Bool) {
-        let now = precise ? sw_agent_now_ns() : sw_agent_coarse_now_ns()
-        let stamp = max(now, loop.pointee.lastStamp)
-        loop.pointee.lastStamp = stamp
-        // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep; both ends
-        // read the precise clock.
-        if let busyPeriods {
-            switch phase {
-            case .sleeping:
-                let busySince = loop.pointee.busySince
-                if busySince != 0, now > busySince {
-                    let period = now - busySince
-                    busyPeriods[LatencyHistogram.index(forNanoseconds: period)].add(1, ordering: .relaxed)
-                    if period > longestBusyPeriod.load(ordering: .relaxed) {
-                        longestBusyPeriod.store(period, ordering: .relaxed)
-                    }
-                }
-                loop.pointee.busySince = 0
-            default: if precise, phase.isBusy, loop.pointee.busySince == 0 { loop.pointee.busySince = now }
-            }
-        }
-        loop.pointee.sequence &+= 1
-        word.store(
-            PackedActivity.pack(sequence: loop.pointee.sequence, phase: phase, timestamp: stamp, mode: mode),
-            ordering: .relaxed)
-        if endProbeArmed.load(ordering: .relaxed) {
-            endProbeArmed.store(false, ordering: .relaxed)
-            endProbeTime.store(precise ? now : sw_agent_now_ns(), ordering: .releasing)
-        }
+        sw_board_publish(storage, phase.rawValue, mode, precise ? 1 : 0)
     }
 
     /// The busy-period histogram so far (any thread); empty on a board that keeps none.
     func busyPeriodHistogram() -> LatencyHistogram {
-        guard let busyPeriods else { return LatencyHistogram() }
-        let counts = (0..<LatencyHistogram.bucketCount).map { busyPeriods[$0].load(ordering: .relaxed) }
+        let counts = (0..<LatencyHistogram.bucketCount).map { sw_board_busy_periods(storage, Int32($0)) }
         var histogram = LatencyHistogram(counts: counts) ?? LatencyHistogram()
-        let longest = longestBusyPeriod.load(ordering: .relaxed)
+        let longest = sw_board_longest_busy_period(storage)
         // Read after the counters: a period counted is then no longer than this.
         if longest > 0 { histogram.exactMaximum = longest }
         return histogram
@@ -98,18 +41,17 @@ final class ActivityBoard: Sendable {
 
     /// The latest transition, read on the watcher's thread at `now`.
     func read(now: UInt64) -> ActivitySnapshot {
-        PackedActivity.unpack(word.load(ordering: .relaxed), now: now)
+        PackedActivity.unpack(sw_board_read(storage), now: now)
     }
 
     /// Asks the loop thread to record the precise time of its next transition (the end of a stall).
     func armEndProbe() {
-        endProbeTime.store(0, ordering: .relaxed)
-        endProbeArmed.store(true, ordering: .releasing)
+        sw_board_arm_end_probe(storage)
     }
 
     /// The time recorded by the end probe, if the main thread has moved since it was armed.
     func endProbe() -> UInt64? {
-        let time = endProbeTime.load(ordering: .acquiring)
+        let time = sw_board_end_probe(storage)
         return time == 0 ? nil : time
     }
 

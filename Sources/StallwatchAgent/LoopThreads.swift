@@ -143,7 +143,7 @@ extension RunLoopObservers {
             copyDescription: nil)
         var observers: [CFRunLoopObserver] = []
         if let first = CFRunLoopObserverCreate(
-            nil, firstActivities.rawValue, true, CFIndex.min, publishLoopThreadFirst, &context)
+            nil, loopThreadFirstActivities.rawValue, true, CFIndex.min, publishLoopThreadFirst, &context)
         {
             observers.append(first)
         }

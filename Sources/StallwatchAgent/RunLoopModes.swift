@@ -13,24 +13,41 @@ enum RunLoopModes {
     /// Main thread only: the name objects already given an index, with it.
     nonisolated(unsafe) private static var known: [(name: UnsafeMutableRawPointer, index: UInt8)] = []
     /// Set by the ``MainLoopObservation`` when it adds the observers to a mode a loop may already be running in.
-    static let modesChanged = Atomic<Bool>(false)
+    /// Behind a pointer, never freed, which the main loop's observers reach through their publisher: a global read on
+    /// every transition would cost a lazy-initialization check each time.
+    nonisolated(unsafe) static let modesChanged: UnsafeMutablePointer<Atomic<Bool>> = {
+        let flag = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
+        flag.initialize(to: Atomic(false))
+        return flag
+    }()
 
     /// The index of the main loop's current mode. Main thread only.
-    static func currentIndex() -> UInt8 {
-        guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return 0 }
+    static func currentIndex() -> UInt8 { current().index }
+
+    /// The index of the main loop's current mode, and the identity of its name object (which is kept alive for good
+    /// once seen, so its address never names another mode). Main thread only.
+    static func current() -> (index: UInt8, name: UnsafeMutableRawPointer?) {
+        guard let mode = CFRunLoopCopyCurrentMode(CFRunLoopGetCurrent()) else { return (0, nil) }
         let identity = Unmanaged.passUnretained(mode).toOpaque()
-        if let entry = known.first(where: { $0.name == identity }) { return entry.index }
+        if let entry = known.first(where: { $0.name == identity }) { return (entry.index, identity) }
+        let index = index(named: mode)
+        // Keep the name object alive, so its address is never reused for another mode's name.
+        _ = Unmanaged.passRetained(mode)
+        known.append((identity, index))
+        return (index, identity)
+    }
+
+    /// The index of the mode named `mode` (any string object with its name), by its text. Main thread only.
+    static func index(named mode: CFString) -> UInt8 {
         let text = MainLoopObservation.name(of: mode)
-        let index = names.withLock { names -> UInt8 in
+        // Not a mode: CoreFoundation refuses to run it.
+        guard text != "kCFRunLoopCommonModes" else { return 0 }
+        return names.withLock { names -> UInt8 in
             if let found = names.firstIndex(of: text) { return UInt8(found + 1) }
             guard names.count < Int(PackedActivity.modeLimit) else { return 0 }
             names.append(text)
             return UInt8(names.count)
         }
-        // Keep the name object alive, so its address is never reused for another mode's name.
-        _ = Unmanaged.passRetained(mode)
-        known.append((identity, index))
-        return index
     }
 
     /// The name of the mode with `index`; nil for 0 or an unknown index. Any thread.

@@ -3,6 +3,7 @@ import CStallwatchAgentSupport
 import CoreFoundation
 import Foundation
 import StallwatchCore
+import Synchronization
 
 /// Installs the observers that feed the ``ActivityBoard``.
 ///
@@ -15,12 +16,27 @@ import StallwatchCore
 /// ``ModeTracker`` adds them to private modes as they appear, so a nested run loop in a private mode (a
 /// modal session) is observed too.
 enum RunLoopObservers {
-    /// `beforeTimers` is not observed: the loop reaches `beforeSources` right after it, and leaving it out
-    /// saves one observer call-out per iteration on a busy loop.
-    static let firstActivities: CFRunLoopActivity = [
-        .entry, .beforeSources, .beforeWaiting, .afterWaiting, .exit,
-    ]
+    /// The main loop's first observer. Neither `beforeTimers` nor `beforeSources`: they come once per iteration, even
+    /// on a loop that never sleeps, and CoreFoundation's dispatch of one (mode unlocked and relocked, observers
+    /// collected and retained, the call-out) costs a tight loop more than half an iteration, whatever the call-out
+    /// does. Once an observer asks for an activity in a mode, every iteration in that mode pays for it: CoreFoundation
+    /// never clears the mode's mask. A loop that keeps running callouts without sleeping is asked for progress instead
+    /// (``MainLoopObservation/postProgressProbe()``), once the watcher's reading is a few milliseconds old.
+    static let firstActivities: CFRunLoopActivity = [.entry, .beforeWaiting, .afterWaiting, .exit]
+    /// Loop threads (`--thread`) publish `beforeSources` still: their watcher does not probe them.
+    static let loopThreadFirstActivities: CFRunLoopActivity = firstActivities.union(.beforeSources)
     static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
+
+    /// Whether every run of the main loop goes through the agent's `CFRunLoopRunSpecific` (the agent is preloaded, as
+    /// under `stallwatch run`): then `entry` and `exit` come from there (``MainLoopObservation``), which costs a
+    /// Foundation loop (`RunLoop.run(until:)`, one run per handled source or block) two of CoreFoundation's observer
+    /// dispatches less an iteration, and the main loop's observers take only waking and going to sleep.
+    static let mainRunsPassThroughAgent = sw_agent_runs_pass_through_agent() != 0
+
+    /// The main loop's first observer's activities.
+    static var mainFirstActivities: CFRunLoopActivity {
+        mainRunsPassThroughAgent ? [.beforeWaiting, .afterWaiting] : firstActivities
+    }
 
     /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``), publishing to
     /// ``ActivityBoard/shared``.
@@ -29,7 +45,7 @@ enum RunLoopObservers {
             version: 0, info: UnsafeMutableRawPointer(MainLoopPublisher.shared), retain: nil, release: nil,
             copyDescription: nil)
         return [
-            CFRunLoopObserverCreate(nil, firstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
+            CFRunLoopObserverCreate(nil, mainFirstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
             CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, &context),
         ].compactMap { $0 }
     }
@@ -41,12 +57,24 @@ enum RunLoopObservers {
 struct MainLoopPublisher {
     /// Where the main thread is among nested and pumped loops.
     var nesting = RunLoopNesting()
-    let board: Unmanaged<ActivityBoard>
+    /// ``ActivityBoard/shared``'s storage: the C board itself, one load closer than the object.
+    let board: OpaquePointer
+    /// ``RunLoopModes/modesChanged``.
+    let modesChanged: UnsafeMutablePointer<Atomic<Bool>>
+    /// The last mode entered whose name the agent's `CFRunLoopRunSpecific` saw go by as CoreFoundation's own name
+    /// object, with its index: a Foundation loop (`RunLoop.run(until:)`) enters the same mode on every iteration.
+    var lastEntered: (name: UnsafeMutableRawPointer?, index: UInt8) = (nil, 0)
+    /// `kCFRunLoopDefaultMode`: a constant, so a run asked for it by that object can be named by one comparison.
+    let defaultModeName = Unmanaged.passUnretained(kCFRunLoopDefaultMode).toOpaque()
+    /// The board's sequence once the latest run through the agent's `CFRunLoopRunSpecific` published its entry: if it
+    /// is unchanged when the run returns, CoreFoundation may never have entered it.
+    var sequenceAtEntry: UInt64 = 0
 
     /// Allocated once and never freed: observers of any monitor started in the process point at it.
     nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
         let publisher = UnsafeMutablePointer<MainLoopPublisher>.allocate(capacity: 1)
-        publisher.initialize(to: MainLoopPublisher(board: .passUnretained(ActivityBoard.shared)))
+        publisher.initialize(
+            to: MainLoopPublisher(board: ActivityBoard.shared.storage, modesChanged: RunLoopModes.modesChanged))
         return publisher
     }()
 }
@@ -77,6 +105,9 @@ final class MainLoopObservation: @unchecked Sendable {
     private var detached = false
     /// `--fps`'s tick, once added.
     private var frameTick: CFRunLoopTimer?
+    /// Every mode the main loop had at the last refresh, for the progress probe (a block runs only in the modes it was
+    /// posted for; naming a mode the loop lacks would create it).
+    private var probeModes: CFArray?
 
     /// The observation the main-loop hook attaches; one at a time (the agent runs one monitor).
     nonisolated(unsafe) private static var awaitingLoop: MainLoopObservation?
@@ -86,6 +117,10 @@ final class MainLoopObservation: @unchecked Sendable {
     init(frameTickInterval: UInt64? = nil) {
         observers = RunLoopObservers.make()
         self.frameTickInterval = frameTickInterval
+        if RunLoopObservers.mainRunsPassThroughAgent, !observers.isEmpty {
+            sw_agent_set_main_run_hooks(
+                UnsafeMutableRawPointer(MainLoopPublisher.shared), mainRunEntered, mainRunExited)
+        }
         let attachedNow = lock.withLock { attachIfLoopExists() }
         guard !attachedNow, !observers.isEmpty else { return }
         Self.awaitingLoop = self
@@ -110,10 +145,24 @@ final class MainLoopObservation: @unchecked Sendable {
             let added = addObserversToNewModes() || attachedNow
             if added {
                 // A loop may already be running in the new mode, entered before it had observers.
-                RunLoopModes.modesChanged.store(true, ordering: .releasing)
+                RunLoopModes.modesChanged.pointee.store(true, ordering: .releasing)
                 CFRunLoopWakeUp(loop)
             }
             return added
+        }
+    }
+
+    /// Asks the main loop for a sign of progress: a block that publishes `beforeSources` when it runs, which is the
+    /// next time the loop is between two callouts (CoreFoundation runs blocks before its version-0 sources, after
+    /// them, and after a timer, port or main-queue callout). Watcher thread; posts nothing before the observers are
+    /// attached or after ``detach()``.
+    ///
+    /// A block rather than an observer: it costs the loop only while one is queued (an empty block list is one test
+    /// per pass), where an observer of `beforeSources` costs every iteration for good.
+    func postProgressProbe() {
+        lock.withLock {
+            guard !detached, let loop, let probeModes, sw_agent_main_thread_exited() == 0 else { return }
+            CFRunLoopPerformBlock(loop, probeModes) { answerProgressProbe() }
         }
     }
 
@@ -126,6 +175,7 @@ final class MainLoopObservation: @unchecked Sendable {
                 Self.awaitingLoop = nil
             }
             for observer in observers { CFRunLoopObserverInvalidate(observer) }
+            if RunLoopObservers.mainRunsPassThroughAgent { sw_agent_set_main_run_hooks(nil, nil, nil) }
             if let frameTick { FrameTickTimer.remove(frameTick) }
         }
     }
@@ -156,6 +206,7 @@ final class MainLoopObservation: @unchecked Sendable {
 
     private func addObserversToNewModes() -> Bool {
         guard let mainLoop = loop, let modes = CFRunLoopCopyAllModes(mainLoop) else { return false }
+        probeModes = modes
         var added = false
         for index in 0..<CFArrayGetCount(modes) {
             guard let pointer = CFArrayGetValueAtIndex(modes, index) else { continue }
@@ -193,6 +244,57 @@ private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, 
     }
 }
 
+/// The index of the mode an `entry` is for: from the mode the run was asked for when that is the name object of a mode
+/// seen before (one pointer comparison), else asked of CoreFoundation (a lock, a retain and a release, a search).
+/// A name Foundation made for the call (any mode but the default and common ones) is never the mode's own object, so
+/// it is never taken for another mode whose freed name had the same address.
+@inline(__always)
+private func modeEntered(_ publisher: UnsafeMutablePointer<MainLoopPublisher>) -> UInt8 {
+    let asked = sw_agent_current_run_mode()
+    if let asked, asked == publisher.pointee.lastEntered.name { return publisher.pointee.lastEntered.index }
+    let (index, name) = RunLoopModes.current()
+    if let asked, asked == name { publisher.pointee.lastEntered = (name, index) }
+    return index
+}
+
+/// `sw_main_run_entered_fn`: a run of the main loop begins, in the mode it was asked for (see
+/// ``RunLoopObservers/mainRunsPassThroughAgent``). The mode is named before CoreFoundation enters it, so from the name
+/// asked: the default mode by one comparison, any other by its text (a private mode's name object is made for each
+/// call, and may be freed after it).
+private func mainRunEntered(_ context: UnsafeMutableRawPointer?, _ mode: UnsafeMutableRawPointer?) {
+    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
+    let index: UInt8
+    if let mode, mode == publisher.pointee.lastEntered.name {
+        index = publisher.pointee.lastEntered.index
+    } else if let mode {
+        index = RunLoopModes.index(named: Unmanaged<CFString>.fromOpaque(mode).takeUnretainedValue())
+        if mode == publisher.pointee.defaultModeName { publisher.pointee.lastEntered = (mode, index) }
+    } else {
+        index = 0
+    }
+    let state = publisher.pointee.nesting.apply(.entry, mode: index)
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
+    publisher.pointee.sequenceAtEntry = sw_board_sequence(publisher.pointee.board)
+}
+
+/// `sw_main_run_exited_fn`: the run returned. A run of a mode with nothing in it (`kCFRunLoopRunFinished` with nothing
+/// published since its entry) was never entered by CoreFoundation, which calls no observer for it either: the entry is
+/// undone, so that a thread that has not run its loop yet is not taken for one outside it.
+private func mainRunExited(_ context: UnsafeMutableRawPointer?, _ result: Int32) {
+    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
+    let finished: Int32 = 1  // kCFRunLoopRunFinished
+    let unentered =
+        result == finished && sw_board_sequence(publisher.pointee.board) == publisher.pointee.sequenceAtEntry
+    let state = unentered ? publisher.pointee.nesting.cancelEntry() : publisher.pointee.nesting.apply(.exit)
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
+}
+
+/// The progress probe's block: the loop is between two callouts, as at `beforeSources`. Precise clock: the probe
+/// runs a few hundred times a second at most, and its time may become a stall's start.
+private func answerProgressProbe() {
+    publish(.beforeSources, precise: true, MainLoopPublisher.shared)
+}
+
 private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
     guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
     publish(.sleeping, precise: true, publisher)
@@ -206,14 +308,12 @@ private func publish(
 ) {
     if activity != .entry, activity != .exit {
         let repair =
-            RunLoopModes.modesChanged.load(ordering: .relaxed)
-            && RunLoopModes.modesChanged.exchange(false, ordering: .acquiring)
+            publisher.pointee.modesChanged.pointee.load(ordering: .relaxed)
+            && publisher.pointee.modesChanged.pointee.exchange(false, ordering: .acquiring)
         if repair || publisher.pointee.nesting.needsMode(for: activity) {
             publisher.pointee.nesting.resynchronize(mode: RunLoopModes.currentIndex())
         }
     }
-    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? RunLoopModes.currentIndex() : 0)
-    publisher.pointee.board._withUnsafeGuaranteedRef { board in
-        board.publish(state.phase, mode: state.mode, precise: precise)
-    }
+    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? modeEntered(publisher) : 0)
+    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, precise ? 1 : 0)
 }

@@ -52,8 +52,10 @@ final class Watcher: @unchecked Sendable {
         self.strategy = settings.strategy
         // One numbering for every loop of the process: the collector tells stalls apart by pid and number.
         let identifiers = StallIdentifiers()
+        // The main loop's observers leave out `beforeSources` (see ``RunLoopObservers``): its detector probes.
         self.detector = StallDetector(
-            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
+            threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers,
+            probeInterval: StallDetector.probeInterval(forThreshold: settings.thresholdNanoseconds))
         self.pings = PingDetector(
             threshold: settings.thresholdNanoseconds, count: settings.count, identifiers: identifiers)
         loopThreads = LoopThreadWatch(settings: settings, identifiers: identifiers, sink: sink)
@@ -85,12 +87,20 @@ final class Watcher: @unchecked Sendable {
         // When the detector wants its next reading. With `--fps` the thread also wakes in between to drain
         // the frame ticks, and those extra wakes must not count as readings (they would take extra samples).
         var detectorDue = now
+        // Looking for the main loop and its new modes locks the loop, which the main thread holds through most of an
+        // iteration: at most four times a threshold, not at every progress probe's wake (one every few ms).
+        var refreshedAt: UInt64 = 0
         while true {
-            if observation?.refresh() == true {
+            let refreshDue = now >= refreshedAt + detector.threshold / 4
+            if refreshDue { refreshedAt = now }
+            if refreshDue, observation?.refresh() == true {
                 // The main loop or a mode appeared and the main loop was woken: its published state may be stale until the
                 // main thread gets to run and goes through a transition, which on a busy machine can take a
                 // while. Judge nothing on that stale state for up to one stall's age.
                 awaitingTransition = (board.read(now: now).sequence, now)
+                // A probe posted before holds the modes of then; this one reaches a loop running in the new mode.
+                detector.forgetProbe()
+                observation?.postProgressProbe()
                 if waitForStop(until: now + detector.threshold / 4) { return }
                 now = sw_agent_now_ns()
                 continue
@@ -129,6 +139,12 @@ final class Watcher: @unchecked Sendable {
         }
         let events = detector.observe(
             snapshot, now: now, firstTransitionAfterOnset: firstTransitionSincePreviousReading)
+        if detector.wantsProbe(at: now) {
+            observation?.postProgressProbe()
+            // Recorded even when nothing could be posted (no loop attached yet): a loop with no observers publishes
+            // nothing busy, so this only ever gives a published callout its chance to end.
+            detector.probePosted(at: now)
+        }
         for event in events {
             switch event {
             case .began(var onset):

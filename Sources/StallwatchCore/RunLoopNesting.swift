@@ -37,23 +37,27 @@ public struct RunLoopNesting: Sendable {
     /// Where the thread is now.
     public var state: State { current }
     // Inlinable, with their stored state: they run on the watched thread at every run-loop transition, and a call
-    // into this module costs more than their work.
+    // into this module costs more than their work. A fixed inline stack rather than an array, so that entering and
+    // leaving a loop (every iteration of `RunLoop.run(until:)`) is a store and a load, with no uniqueness check,
+    // growth path or call into the standard library.
     @usableFromInline var current = State(phase: .notStarted, mode: 0)
-    /// The states to restore, outermost first: one per loop the thread is inside.
-    @usableFromInline var outer: [State] = []
+    /// The states to restore, outermost first: one per loop the thread is inside, the first ``recordedDepth`` of them.
+    @usableFromInline var outer = InlineArray<16, State>(repeating: State(phase: .notStarted, mode: 0))
+    @usableFromInline var loops = 0
 
-    public init() {
-        outer.reserveCapacity(8)
-    }
+    /// How many nested loops have their outer state restored exactly; deeper ones restore the deepest recorded.
+    public static let recordedDepth = 16
+
+    public init() {}
 
     /// How many loops the thread is inside.
-    public var depth: Int { outer.count }
+    public var depth: Int { loops }
 
     /// Whether the next activity needs ``resynchronize(mode:)`` first: a loop is reporting though no entry was
     /// seen (the observers came after its entry).
     @inlinable
     public func needsMode(for activity: Activity) -> Bool {
-        activity != .entry && activity != .exit && outer.isEmpty
+        activity != .entry && activity != .exit && loops == 0
     }
 
     /// Applies one activity; `mode` is the loop's mode for `entry` (ignored otherwise).
@@ -61,12 +65,17 @@ public struct RunLoopNesting: Sendable {
     public mutating func apply(_ activity: Activity, mode: UInt8 = 0) -> State {
         switch activity {
         case .entry:
-            outer.append(current)
+            push()
             current = State(phase: .entry, mode: mode)
         case .exit:
             // An exit with no entry on record (missed) leaves the thread outside every loop it is known to be in.
-            let restored = outer.popLast()
-            current = outer.isEmpty || restored == nil ? State(phase: .outsideLoop, mode: 0) : restored!
+            if loops > 1 {
+                loops -= 1
+                current = outer[min(loops, outer.count - 1)]
+            } else {
+                loops = 0
+                current = State(phase: .outsideLoop, mode: 0)
+            }
         case .beforeSources: current.phase = .beforeSources
         case .beforeWaiting: current.phase = .beforeWaiting
         case .sleeping: current.phase = .sleeping
@@ -75,11 +84,27 @@ public struct RunLoopNesting: Sendable {
         return current
     }
 
+    /// Undoes the last `entry`, for a run the loop never entered (its mode had nothing in it): back to the state and
+    /// mode before it, where `exit` would leave the outermost loop for ``LoopPhase/outsideLoop``.
+    @discardableResult @inlinable
+    public mutating func cancelEntry() -> State {
+        guard loops > 0 else { return current }
+        loops -= 1
+        current = outer[min(loops, outer.count - 1)]
+        return current
+    }
+
+    @inlinable
+    mutating func push() {
+        if loops < outer.count { outer[loops] = current }
+        loops += 1
+    }
+
     /// Repairs the stack when the loop reports `mode` as current: if it is not the mode of the loop on record,
     /// a loop in `mode` was entered unseen inside it (or, at depth 0, before the observers existed).
     public mutating func resynchronize(mode: UInt8) {
-        guard outer.isEmpty || mode != current.mode else { return }
-        outer.append(current)
+        guard loops == 0 || mode != current.mode else { return }
+        push()
         current.mode = mode
     }
 }

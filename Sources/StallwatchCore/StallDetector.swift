@@ -10,6 +10,14 @@
 /// ``ActivitySnapshot`` (a few nanoseconds of atomic stores) and the watcher reads it when it wakes:
 /// `count` consecutive timeouts since a busy transition at time *t* is the same thing as the loop still
 /// sitting on that transition at *t* + `count` × `threshold`, so the watcher sleeps until exactly then.
+///
+/// With a ``probeInterval`` the loop publishes only some of its transitions (the main run loop's observers leave out
+/// `beforeSources`, whose dispatch cost more than a whole iteration of a tight loop): a loop that chains callouts
+/// without sleeping shows no progress by itself. The watcher then asks it for a sign of progress (a probe, answered
+/// between two callouts) once the reading is one interval old, and a stall needs a probe left unanswered: the loop
+/// has not been between two callouts since the probe was posted. The start is the last progress seen, so it is
+/// known to within the interval (and the watcher's lateness in posting); the end is exact, the pending probe being
+/// answered as soon as the callout returns.
 public struct StallDetector: Sendable {
     /// A change the watcher must act on.
     public enum Event: Equatable, Sendable {
@@ -24,16 +32,72 @@ public struct StallDetector: Sendable {
     private var current = ActivitySnapshot.initial
     private var ongoing: StallOnset?
     private let identifiers: StallIdentifiers
+    /// How old a busy reading gets before the loop is probed; nil when every transition is published.
+    public let probeInterval: UInt64?
+    /// The reading the outstanding probe was posted on, and when: the probe is pending while that reading is current.
+    private var probe: (sequence: UInt64, postedAt: UInt64)?
 
     /// - Parameters:
     ///   - threshold: the watcher's timeout, in nanoseconds (> 0).
     ///   - count: consecutive busy timeouts that make a stall (≥ 1).
     ///   - identifiers: where stall numbers come from; one process's detectors (one per loop) share them.
-    public init(threshold: UInt64, count: Int, identifiers: StallIdentifiers = StallIdentifiers()) {
+    ///   - probeInterval: set when the loop does not publish every transition (see the type's discussion).
+    public init(
+        threshold: UInt64, count: Int, identifiers: StallIdentifiers = StallIdentifiers(), probeInterval: UInt64? = nil
+    ) {
         precondition(threshold > 0 && count > 0, "validated by the caller")
         self.threshold = threshold
         self.count = count
         self.identifiers = identifiers
+        self.probeInterval = probeInterval.map { max($0, 1) }
+    }
+
+    /// The probe interval for a threshold: a sixteenth of it, from 1 ms to 5 ms (and never above the threshold), so
+    /// a stall's start is known to a few milliseconds while a busy loop costs the watcher at most 1000 wakes a second.
+    public static func probeInterval(forThreshold threshold: UInt64) -> UInt64 {
+        min(threshold, min(max(threshold / 16, 1_000_000), 5_000_000))
+    }
+
+    /// Whether the watcher should probe the loop at `now`: the reading is busy, not yet probed, and half an interval
+    /// old (so that the answer to the last probe, read one interval after it was posted, is probed again at once:
+    /// one wake per interval while the loop keeps answering).
+    public func wantsProbe(at now: UInt64) -> Bool {
+        guard let probeInterval, ongoing == nil, current.phase.isBusy, !probePending else { return false }
+        return now >= current.timestamp + probeInterval / 2
+    }
+
+    /// The watcher posted a probe at `now`, on the current reading.
+    public mutating func probePosted(at now: UInt64) {
+        probe = (current.sequence, now)
+    }
+
+    /// Forgets the outstanding probe (it may never be answered: posted for modes the loop no longer runs).
+    public mutating func forgetProbe() {
+        probe = nil
+    }
+
+    private var probePending: Bool { probe?.sequence == current.sequence }
+
+    /// How long an unanswered probe must wait before the loop is judged stuck: the stall's age less one threshold and
+    /// one interval, and at least one interval, so that a probe posted late has its own chance to be answered.
+    ///
+    /// One threshold less because the watcher sleeps a threshold at a time while the loop sleeps, and so posts its
+    /// first probe on a loop that woke up to a threshold (and one interval) late: a stall in the first callout after
+    /// waking is still declared at its age, not up to a threshold later. The price: a callout proven stuck for all but
+    /// one threshold (and one interval) of the stall's age, right after a wake-up the watcher did not see at once and
+    /// a chain of shorter callouts it could not see, is declared from the wake-up; a probe posted on time proves all
+    /// but one interval.
+    private func probeGrace(_ probeInterval: UInt64) -> UInt64 {
+        let unproven = threshold + probeInterval
+        return max(stallAge > unproven ? stallAge - unproven : 0, probeInterval)
+    }
+
+    /// Whether the reading can be judged at `now`: always without probes; with them, once a probe posted on it has
+    /// stayed unanswered for its grace.
+    private func provenStuck(at now: UInt64) -> Bool {
+        guard let probeInterval else { return true }
+        guard let probe, probePending else { return false }
+        return now >= probe.postedAt + probeGrace(probeInterval)
     }
 
     /// The stall in progress, if any.
@@ -68,7 +132,7 @@ public struct StallDetector: Sendable {
             }
             current = snapshot
         }
-        if ongoing == nil, timeouts(at: now) >= count {
+        if ongoing == nil, timeouts(at: now) >= count, provenStuck(at: now) {
             let onset = StallOnset(
                 identifier: identifiers.next(), phase: current.phase, start: current.timestamp,
                 detectedAt: now, sequence: current.sequence,
@@ -85,8 +149,19 @@ public struct StallDetector: Sendable {
     /// a stall lasts or the loop is idle, one threshold later.
     public func nextWake(after now: UInt64) -> UInt64 {
         if ongoing == nil, current.phase.isBusy {
-            let due = current.timestamp + stallAge
+            var due = current.timestamp + stallAge
+            if let probeInterval {
+                if let probe, probePending {
+                    // One interval after posting, to read the answer; if there is none by then, when it proves a stall.
+                    let answerDue = probe.postedAt + probeInterval
+                    due = now < answerDue ? answerDue : max(due, probe.postedAt + probeGrace(probeInterval))
+                } else {
+                    due = min(due, current.timestamp + probeInterval)
+                }
+            }
             if due > now { return due }
+            // Due already: a probe to post (the caller posts it at this wake), or a reading judged late.
+            if probeInterval != nil, !probePending { return now }
         }
         return now + threshold
     }

@@ -19,6 +19,77 @@ import Testing
             "reported start \(stall.startMonotonicMs) ms, demo's \(truthStart) ms")
     }
 
+    /// A loop that never sleeps: a version-0 source that signals itself again from its callout, run by one
+    /// `CFRunLoopRun`, so the loop passes no transition the agent observes (no waking, sleeping, entry or exit) from
+    /// start to end; two of its firings burn CPU for 500 ms.
+    static let neverSleepingProgram = """
+        import CoreFoundation
+        import Foundation
+
+        func now() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
+        @inline(never) func compactBacklog(until deadline: UInt64) -> UInt64 {
+            var value: UInt64 = 1
+            while now() < deadline { for index in 0..<UInt64(10_000) { value = value &* 31 &+ index } }
+            return value
+        }
+        final class Loop {
+            let origin = now()
+            var source: CFRunLoopSource?
+            var stalls = 0
+            var firings = 0
+        }
+        let loop = Loop()
+        var context = CFRunLoopSourceContext()
+        context.info = Unmanaged.passUnretained(loop).toOpaque()
+        context.perform = { info in
+            let loop = Unmanaged<Loop>.fromOpaque(info!).takeUnretainedValue()
+            loop.firings += 1
+            let elapsed = now() - loop.origin
+            if loop.stalls < 2, elapsed >= 400_000_000 + UInt64(loop.stalls) * 1_000_000_000 {
+                loop.stalls += 1
+                let start = now()
+                let value = compactBacklog(until: start + 500_000_000)
+                let milliseconds = Double(now() - start) / 1e6
+                FileHandle.standardError.write(Data(
+                    ("stallwatch-demo: stall scenario=never-sleeping index=\\(loop.stalls) start_ns=\\(start)"
+                        + " duration_ms=\\(milliseconds) culprit=compactBacklog \\(value % 2)\\n").utf8))
+            }
+            if elapsed >= 2_400_000_000 {
+                CFRunLoopStop(CFRunLoopGetCurrent())
+            } else {
+                CFRunLoopSourceSignal(loop.source)
+            }
+        }
+        loop.source = CFRunLoopSourceCreate(kCFAllocatorDefault, 0, &context)
+        CFRunLoopAddSource(CFRunLoopGetCurrent(), loop.source, kCFRunLoopCommonModes)
+        CFRunLoopSourceSignal(loop.source)
+        CFRunLoopRun()
+        print("firings: \\(loop.firings)")
+        """
+
+    /// The agent does not observe `beforeSources` on the main loop: a loop that keeps running callouts without
+    /// sleeping is seen moving only through the watcher's progress probes. It must still never be reported while
+    /// responsive, and a stall in it must be found with its start and length.
+    @Test func aLoopThatNeverSleepsIsReportedOnlyForItsStalls() throws {
+        let program = try compileSwift(Self.neverSleepingProgram, name: "never-sleeping", extraArguments: ["-O"])
+        let result = try runStallwatch(["run", "--format", "json", "--", program])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let truth = result.groundTruth
+        #expect(truth.count == 2, "\(result.stderr)")
+        let stalls = try result.stalls
+        #expect(stalls.count == 2, "the two stalls only, nothing for the loop spinning between them: \(result.stdout)")
+        for (stall, actual) in zip(stalls, truth) {
+            #expect(stall.culprit?.symbol?.contains("compactBacklog") == true, "\(stall.culprit?.symbol ?? "none")")
+            #expect(stall.callout == "source0")
+            #expect(stall.activity == "beforeSources", "the last progress seen was a probe's answer")
+            try expectTimed(stall, like: actual)
+        }
+    }
+
     @Test func workAfterANestedLoopReturnsIsAStallOfItsCallout() throws {
         let result = try runStallwatch([
             "demo", "--scenario", "nested-then-stall", "--format", "json", "--", "--stalls", "2", "--duration",

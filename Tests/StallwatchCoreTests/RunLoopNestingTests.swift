@@ -125,6 +125,40 @@ private struct NestedLoop {
         #expect(nesting.depth == 0)
     }
 
+    /// The outer states live in a fixed stack: within it every exit restores its loop's state exactly; deeper loops
+    /// still count, and restore the deepest state recorded.
+    @Test func nestingDeeperThanTheRecordedStackStillUnwindsToOutside() {
+        var nesting = RunLoopNesting()
+        let deepest = RunLoopNesting.recordedDepth + 4
+        for level in 1...deepest {
+            nesting.apply(.entry, mode: UInt8(level % 15 + 1))
+            nesting.apply(.afterWaiting)
+        }
+        #expect(nesting.depth == deepest)
+        for level in stride(from: deepest, to: 1, by: -1) {
+            let restored = nesting.apply(.exit)
+            let outer = min(level - 1, RunLoopNesting.recordedDepth - 1)
+            #expect(restored == .init(phase: .afterWaiting, mode: UInt8(outer % 15 + 1)), "leaving loop \(level)")
+        }
+        #expect(nesting.depth == 1)
+        #expect(nesting.apply(.exit).phase == .outsideLoop)
+        #expect(nesting.depth == 0)
+    }
+
+    @Test func aRunNeverEnteredIsUndoneToTheStateBeforeIt() {
+        var nesting = RunLoopNesting()
+        nesting.apply(.entry, mode: 1)
+        #expect(nesting.cancelEntry() == .init(phase: .notStarted, mode: 0), "not outside a loop it never ran")
+        #expect(nesting.depth == 0)
+        nesting.apply(.entry, mode: 1)
+        nesting.apply(.afterWaiting)
+        nesting.apply(.entry, mode: 2)
+        #expect(nesting.cancelEntry() == .init(phase: .afterWaiting, mode: 1), "back in the outer callout")
+        #expect(nesting.depth == 1)
+        #expect(nesting.apply(.exit).phase == .outsideLoop)
+        #expect(nesting.cancelEntry().phase == .outsideLoop, "nothing to undo")
+    }
+
     @Test func modeSurvivesTheOneWordEncoding() {
         let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, timestamp: 7_000_000, mode: 13)
         let snapshot = PackedActivity.unpack(word, now: 8_000_000)

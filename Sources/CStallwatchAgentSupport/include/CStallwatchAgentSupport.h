@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sw_activity_board.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -93,6 +95,21 @@ typedef void (*sw_loop_thread_exiting_fn)(void *watched);
 /// Asks to hear of every thread that runs a run loop from now on (see loop_threads.c: the agent defines
 /// CFRunLoopRunSpecific). Each thread is offered once, on its first run after this call.
 void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting);
+/// The mode name (a CFStringRef) the calling thread's innermost run loop call was asked to run, as the agent's
+/// CFRunLoopRunSpecific saw it go by; NULL outside any run, or where the agent's definition is not the one
+/// libFoundation calls. Entry observers read it to know the mode without asking CoreFoundation.
+void *sw_agent_current_run_mode(void);
+/// Called on the main thread as a run loop run starts, with the mode it was asked for (a CFStringRef), before
+/// CoreFoundation's entry observers; and as it returns, with CoreFoundation's result (kCFRunLoopRunFinished, 1, for
+/// a run of a mode with nothing in it, which CoreFoundation does not even enter).
+typedef void (*sw_main_run_entered_fn)(void *context, void *mode);
+typedef void (*sw_main_run_exited_fn)(void *context, int32_t result);
+/// Hands every run of the main thread's loop to `entered` and `exited` from now on (NULL hooks: no more), if
+/// sw_agent_runs_pass_through_agent(): the entry and exit of each run without CoreFoundation's observer dispatch.
+void sw_agent_set_main_run_hooks(void *context, sw_main_run_entered_fn entered, sw_main_run_exited_fn exited);
+/// Whether libFoundation's calls to CFRunLoopRunSpecific reach the agent's (it is preloaded, or comes before
+/// libFoundation in the search order): only then do the main run hooks and sw_agent_current_run_mode hear anything.
+int sw_agent_runs_pass_through_agent(void);
 
 /// Called on a thread other than the main one as it runs its first Swift concurrency job (see executor_jobs.c);
 /// returns what to hand the job and exit hooks, or NULL to leave the thread alone.

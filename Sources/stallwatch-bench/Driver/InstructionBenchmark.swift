@@ -32,6 +32,13 @@ struct InstructionBenchmark {
         workload == .realistic ? (1_000, 3_000) : (20_000, 60_000)
     }
 
+    /// The transitions the agent observes in one iteration: `entry` and `exit` for the Foundation loop (each handled
+    /// source ends one `CFRunLoopRunInMode` call), none for the CoreFoundation one (it never sleeps, and the agent
+    /// leaves out `beforeSources`).
+    static func observedTransitions(_ workload: BenchCommand.Workload) -> Int {
+        workload == .tightLoopFoundation ? 2 : 0
+    }
+
     /// The bench and the agent without their DWARF, which valgrind's reader gives up on (Swift's DWARF 5): their
     /// symbol tables are all callgrind needs.
     struct StrippedCopies {
@@ -82,11 +89,18 @@ struct InstructionBenchmark {
                     "\(workload.rawValue) instructions, bare/watched", measured: Format.fixed(ratio, 3),
                     target: "≥ \(Format.fixed(goal, 2))", met: ratio >= goal,
                     limit: "CoreFoundation's observer dispatch: see the empty-observers column"))
+            guard workload != .realistic else { continue }
+            // Per observed transition where the loop passes some every iteration; the tight loop passes none (what
+            // the agent still costs it is the progress probes, spread over the iterations between two of them).
+            let transitions = Self.observedTransitions(workload)
+            let perTransition = transitions > 0 ? own / Double(transitions) : own
             report.targets.append(
                 TargetCheck(
-                    "\(workload.rawValue): the agent's own instructions per unit", measured: Format.fixed(own, 0),
-                    target: "≤ 20 per transition", met: workload == .realistic || own <= 20,
-                    limit: "watched minus empty observers"))
+                    "\(workload.rawValue): the agent's own instructions per "
+                        + (transitions > 0 ? "observed transition (\(transitions) an iteration)" : "iteration"),
+                    measured: Format.fixed(perTransition, 0), target: "≤ 20", met: perTransition <= 20,
+                    limit: "watched minus empty observers: the clock read, the board's publish and the agent's"
+                        + " call-out (observer or run hook), each transition; on the tight loop, the progress probes"))
         }
         report.tables.append(table)
         return report
