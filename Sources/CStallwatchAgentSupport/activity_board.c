@@ -46,6 +46,8 @@ sw_activity_board *sw_board_create(int keeps_busy_periods) {
     return board;
 }
 
+void sw_board_destroy(sw_activity_board *board) { free(board); }
+
 SW_INLINE uint64_t read_clock(clockid_t clock) {
     struct timespec now;
     clock_gettime(clock, &now);

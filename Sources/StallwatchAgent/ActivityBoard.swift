@@ -13,7 +13,9 @@ import StallwatchCore
 final class ActivityBoard: Sendable {
     static let shared = ActivityBoard(keepsBusyPeriods: true)
 
-    /// Never freed: observers of any monitor started in the process, and the watcher, may hold it to the end.
+    /// Freed with the board: the main loop's (``shared``) lives as long as the process; another thread's goes with the
+    /// thread's watch (its ``LoopThread`` or ``ExecutorThread``), once the thread exited or a later watch replaced it,
+    /// so nothing publishes to it any more (a pool whose threads come and go would otherwise leak a board for each).
     nonisolated(unsafe) let storage: OpaquePointer
 
     init(keepsBusyPeriods: Bool) {
@@ -21,6 +23,10 @@ final class ActivityBoard: Sendable {
             fatalError("stallwatch: out of memory for the activity board")
         }
         self.storage = storage
+    }
+
+    deinit {
+        sw_board_destroy(storage)
     }
 
     /// Publishes a transition. The loop's own thread only (the observers run there).

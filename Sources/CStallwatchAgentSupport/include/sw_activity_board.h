@@ -19,6 +19,8 @@ typedef struct sw_activity_board sw_activity_board;
 /// A new board, never freed (observers and the watcher may hold it to the process's end); NULL if out of memory.
 /// `keeps_busy_periods`: whether publishing also fills the busy-period histogram (the main loop's board).
 sw_activity_board *sw_board_create(int keeps_busy_periods);
+/// Frees a board nobody publishes to or reads any more.
+void sw_board_destroy(sw_activity_board *board);
 
 /// Publishes a transition to `phase` (a `LoopPhase` raw value) in the run-loop mode `mode` (0 for none): one clock
 /// read (CLOCK_MONOTONIC if `precise`, else CLOCK_MONOTONIC_COARSE) and one relaxed store of the packed word
