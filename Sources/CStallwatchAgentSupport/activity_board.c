@@ -13,8 +13,8 @@
 enum {
     // LoopPhase raw values.
     phase_sleeping = 4,
-    // LoopPhase.isBusy: entry, beforeSources, beforeWaiting, afterWaiting, mainQueue, outsideLoop.
-    busy_phases = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 7) | (1 << 8),
+    // LoopPhase.isBusy: entry, beforeSources, beforeWaiting, afterWaiting, mainQueue, outsideLoop, task.
+    busy_phases = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9),
     // PackedActivity: 40 bits of microseconds, 16 of sequence, 4 of mode, 4 of phase, high to low.
     phase_bits = 4,
     mode_bits = 4,

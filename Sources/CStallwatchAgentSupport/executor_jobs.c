@@ -9,6 +9,7 @@
 // Swift cannot define a C symbol of a given name, nor run code at thread exit.
 #define _GNU_SOURCE
 #include "CStallwatchAgentSupport.h"
+#include "sw_interposition.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -40,9 +41,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 /// Bumped each time watching starts or stops: a thread is offered again at its first job of each new watch.
 static _Atomic(unsigned) hooks_generation;
 
-/// The calling thread's part, read at every job: one thread-local block, in the static TLS of a library loaded with
-/// the program (the agent is preloaded or linked in), so reaching it is one offset from %fs, not a __tls_get_addr
-/// call per variable.
+/// The calling thread's part, read at every job: one thread-local block.
 typedef struct {
     /// The watch it was last offered to.
     unsigned generation;
@@ -52,7 +51,7 @@ typedef struct {
     /// What the watch's start hook returned: NULL unless the agent watches this thread.
     void *watch;
 } thread_part;
-static __thread thread_part thread_state __attribute__((tls_model("initial-exec")));
+static SW_FAST_TLS thread_part thread_state;
 
 static void thread_exiting(void *watched) {
     sw_executor_thread_exiting_fn hook = atomic_load(&exiting_hook);
@@ -89,18 +88,7 @@ static int find_runtime_code(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-static void job_trampoline(void *context);
-
-/// Whether the runtime's calls to `dispatch_async_f` reach this file's: the definition the program's symbol lookup
-/// finds first is in the object this code is in (the preloaded agent, or a program linked with it).
-static int hand_off_in_front(void) {
-    Dl_info first, ours;
-    void *found = dlsym(RTLD_DEFAULT, "dispatch_async_f");
-    if (found == NULL || dladdr(found, &first) == 0 || dladdr((void *)job_trampoline, &ours) == 0) return 0;
-    return first.dli_fbase == ours.dli_fbase;
-}
-
-int sw_agent_set_executor_hooks(
+void sw_agent_set_executor_hooks(
     sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting) {
     pthread_once(&exit_key_once, make_exit_key);
     atomic_store(&exiting_hook, exiting);
@@ -111,8 +99,6 @@ int sw_agent_set_executor_hooks(
         if (run != NULL) (void)dl_iterate_phdr(find_runtime_code, run);
     }
     atomic_fetch_add(&hooks_generation, 1);
-    if (atomic_load(&runtime_high) == 0) return 0;
-    return hand_off_in_front() ? 1 : -1;
 }
 
 void sw_agent_stop_executor_hooks(void) {
@@ -136,7 +122,6 @@ static inline int is_runtime_runner(sw_work_fn work, _Atomic(sw_work_fn) *slot) 
     return known == work;
 }
 
-/// Runs one job of the runtime's on this thread, between "begins" and "ends" when the thread is watched.
 /// Offers the calling thread to the watch that started since its last job, letting the previous watch's go.
 static void offer_thread(thread_part *state, unsigned generation) {
     state->generation = generation;
@@ -154,6 +139,7 @@ static void offer_thread(thread_part *state, unsigned generation) {
     }
 }
 
+/// Runs one job of the runtime's on this thread, between "begins" and "ends" when the thread is watched.
 static inline void run_job(sw_work_fn runner, void *context) {
     thread_part *state = &thread_state;
     unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
@@ -168,14 +154,6 @@ static inline void run_job(sw_work_fn runner, void *context) {
 static void job_trampoline(void *context) { run_job(atomic_load(&job_runner), context); }
 
 static void source_trampoline(void *context) { run_job(atomic_load(&source_runner), context); }
-
-/// The next definition of `name` (libdispatch's), looked up once.
-#define SW_NEXT(type, slot, name)                                                                                  \
-    type real = atomic_load_explicit(&slot, memory_order_acquire);                                                 \
-    if (real == NULL) {                                                                                            \
-        real = (type)dlsym(RTLD_NEXT, name);                                                                       \
-        atomic_store_explicit(&slot, real, memory_order_release);                                                  \
-    }
 
 static _Atomic(sw_async_f_fn) real_async_f;
 static _Atomic(sw_after_f_fn) real_after_f;

@@ -5,6 +5,7 @@
 // Swift cannot define a C symbol of a given name, nor run code at thread exit.
 #define _GNU_SOURCE
 #include "CStallwatchAgentSupport.h"
+#include "sw_interposition.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,11 +18,6 @@ static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
 static _Atomic(sw_run_specific_fn) real_run_specific;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-// Initial-exec: one load from the thread pointer, where the default model for a shared library calls
-// __tls_get_addr; a Foundation loop passes through here on every iteration. (A library loaded with dlopen takes
-// these few bytes from glibc's static TLS surplus.)
-#define SW_FAST_TLS __thread __attribute__((tls_model("initial-exec")))
-
 /// Bumped each time hooks are set: a thread is offered again at its first run of each new watch (a second attach).
 static _Atomic(unsigned) hooks_generation;
 /// The watch (generation) the calling thread's run was last offered to, and what that watch's hook returned.
@@ -75,11 +71,7 @@ void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_t
 /// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
 __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
-    sw_run_specific_fn real = atomic_load_explicit(&real_run_specific, memory_order_acquire);
-    if (real == NULL) {
-        real = (sw_run_specific_fn)dlsym(RTLD_NEXT, "CFRunLoopRunSpecific");
-        atomic_store_explicit(&real_run_specific, real, memory_order_release);
-    }
+    SW_NEXT(sw_run_specific_fn, real_run_specific, "CFRunLoopRunSpecific")
     unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
     if (thread_generation != generation) {
         sw_loop_thread_started_fn hook = atomic_load(&started_hook);

@@ -352,8 +352,6 @@ static void frame_registers(unw_cursor_t *cursor, uint64_t values[17]) {
     }
 }
 
-/// Where libunwind found no rule to leave a frame: its image's `.debug_frame`, if it has one. On success the
-/// sampler's registers are the caller's, for a new walk from there.
 /// Makes `values` the registers the next unw_init_remote starts from.
 static void restart_from(sw_remote_sampler *s, const uint64_t values[17]) {
     struct user_regs_struct *regs = &s->regs;
@@ -365,6 +363,8 @@ static void restart_from(sw_remote_sampler *s, const uint64_t values[17]) {
     s->regs_valid = 1;
 }
 
+/// Where libunwind found no rule to leave a frame: its image's `.debug_frame`, if it has one. On success the
+/// sampler's registers are the caller's, for a new walk from there.
 static int step_by_debug_frame(sw_remote_sampler *s, uint64_t pc, uint64_t values[17]) {
     sw_image *image = sw_images_find(&s->images, pc);
     if (image == NULL || !sw_debug_frame_step(image, s->pid, pc, values, read_stack_word, s)) return 0;
@@ -468,7 +468,6 @@ static void unwind(sw_remote_sampler *s, uint64_t *addresses, uint64_t *hints, i
         if (uncovered && rc > 0) {
             memcpy(values, own, sizeof values);
             if (step_by_frame_pointer(s, values)) {
-                r->frame_pointer_steps++;
                 note_context_hints(s, frame_hints, n - 1, own, values[7]);
                 rc = unw_init_remote(&cursor, s->space, s->upt);
                 continue;

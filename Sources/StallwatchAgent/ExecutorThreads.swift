@@ -33,29 +33,13 @@ enum ExecutorThreads {
     private static let selectors = PthreadLocked<[ThreadSelector]>([])
     private static let watched = PthreadLocked<[ExecutorThread]>([])
 
-    /// Whether an executor thread's jobs can be seen.
-    enum Visibility: Equatable {
-        case seen
-        /// No `--thread` beyond `main`: nothing to watch.
-        case notAsked
-        /// No concurrency runtime library: a program without Swift concurrency, or one linked with its runtime inside.
-        case noRuntime
-        /// The runtime hands its jobs to libdispatch past the agent: a program linked with the agent after libdispatch.
-        case handOffNotInFront
-    }
-
     /// Watches, from now on, the jobs of every executor thread `selectors` pick; nothing for `main` alone (the main
     /// actor's jobs run in the main loop or main queue, watched there).
-    @discardableResult
-    static func watch(_ selectors: [ThreadSelector]) -> Visibility {
+    static func watch(_ selectors: [ThreadSelector]) {
         let others = selectors.filter { $0 != .main }
-        guard !others.isEmpty else { return .notAsked }
+        guard !others.isEmpty else { return }
         self.selectors.withLock { $0 = others }
-        switch sw_agent_set_executor_hooks(executorThreadStarted, executorJob, executorThreadExiting) {
-        case 1: return .seen
-        case 0: return .noRuntime
-        default: return .handOffNotInFront
-        }
+        sw_agent_set_executor_hooks(executorThreadStarted, executorJob, executorThreadExiting)
     }
 
     /// Stops watching: no thread is offered any more, and each watched one lets its watch go at its next job.

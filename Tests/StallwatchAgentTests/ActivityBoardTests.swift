@@ -49,6 +49,18 @@ import Testing
         #expect((0..<LatencyHistogram.bucketCount).map { sw_board_busy_periods(board, Int32($0)) }.reduce(0, +) == 1)
     }
 
+    /// The board starts a busy period at exactly the phases StallwatchCore calls busy (its own copy of `isBusy`).
+    @Test(arguments: LoopPhase.allCases.filter { $0 != .sleeping && $0 != .notStarted })
+    func aBusyPeriodStartsAtEveryBusyPhaseAndNoOther(phase: LoopPhase) throws {
+        let board = try #require(sw_board_create(1))
+        defer { sw_board_destroy(board) }
+        sw_board_publish(board, phase.rawValue, 0, 1)
+        usleep(100)
+        sw_board_publish(board, LoopPhase.sleeping.rawValue, 0, 1)
+        let counted = (0..<LatencyHistogram.bucketCount).map { sw_board_busy_periods(board, Int32($0)) }.reduce(0, +)
+        #expect(counted == (phase.isBusy ? 1 : 0), "\(phase)")
+    }
+
     @Test func busyBucketsAreLatencyHistogramsBuckets() {
         var value: UInt64 = 0
         while value < 1 << 62 {

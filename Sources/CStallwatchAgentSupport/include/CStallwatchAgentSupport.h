@@ -120,10 +120,10 @@ typedef void (*sw_executor_job_fn)(void *watched, int begins);
 typedef void (*sw_executor_thread_exiting_fn)(void *watched);
 
 /// Asks to hear of every Swift concurrency job that the global executor runs from now on, on threads other than the
-/// main one: each thread is offered once, at its first job after this call. Returns 1 when the jobs will be seen, 0
-/// when no concurrency runtime library is loaded (a program without Swift concurrency, or with its runtime linked in),
-/// -1 when one is but its hand-off to libdispatch does not reach the agent (libdispatch comes first in the lookup).
-int sw_agent_set_executor_hooks(
+/// main one: each thread is offered once, at its first job after this call. No job is seen without a concurrency
+/// runtime library (a program without Swift concurrency, or with its runtime linked in), nor where libdispatch's
+/// definitions come before the agent's in the lookup.
+void sw_agent_set_executor_hooks(
     sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting);
 /// Stops offering threads; each watched one lets its watch go (through the exit hook) at its next job.
 void sw_agent_stop_executor_hooks(void);

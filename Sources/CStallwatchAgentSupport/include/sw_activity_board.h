@@ -16,7 +16,7 @@ extern "C" {
 
 typedef struct sw_activity_board sw_activity_board;
 
-/// A new board, never freed (observers and the watcher may hold it to the process's end); NULL if out of memory.
+/// A new board (freed with sw_board_destroy once nothing publishes to it or reads it); NULL if out of memory.
 /// `keeps_busy_periods`: whether publishing also fills the busy-period histogram (the main loop's board).
 sw_activity_board *sw_board_create(int keeps_busy_periods);
 /// Frees a board nobody publishes to or reads any more.

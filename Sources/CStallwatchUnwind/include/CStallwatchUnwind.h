@@ -45,7 +45,6 @@ typedef struct sw_remote_result {
     int redelivered_signal;  ///< a signal that arrived while stopping and was handed back on detach, or 0
     int file_table_lookups;  ///< frames whose unwind table was read from the image's file, not the target's memory
     int debug_frame_steps;   ///< frames left by their image's .debug_frame rules (libunwind had none for them)
-    int frame_pointer_steps; ///< frames left by their frame pointer (no rule in any table)
     uint64_t stopped_ns;     ///< CLOCK_MONOTONIC from before PTRACE_INTERRUPT to after PTRACE_DETACH
     uint64_t total_ns;       ///< whole call, including attach and the per-process setup
     uint64_t stop_wait_ns;   ///< part of stopped_ns spent waiting for the thread to stop
