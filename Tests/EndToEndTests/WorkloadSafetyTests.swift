@@ -19,18 +19,6 @@ func compile(_ source: String, language: String, output: String, extraArguments:
     return directory
 }
 
-/// Runs a program directly (not under stallwatch) and returns its stdout.
-func runDirectly(_ path: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
-}
-
 @Suite(.serialized) struct WorkloadSafetyTests {
     /// libunwind exports its own `_Unwind_*`; if the agent linked it, the workload's C++ exceptions would
     /// start unwinding through libunwind instead of libgcc_s.
@@ -52,7 +40,7 @@ func runDirectly(_ path: String) throws -> String {
         let directory = try compile(source, language: "c++", output: "thrower", extraArguments: ["-ldl"])
         defer { try? FileManager.default.removeItem(at: directory) }
         let program = directory.appendingPathComponent("thrower").path
-        let bare = try runDirectly(program)
+        let bare = try standardOutput(of: program)
         #expect(bare.contains("libgcc_s"))
         let watched = try runStallwatch(["run", "--output", "/dev/null", "--", program])
         #expect(watched.status == 0)

@@ -3,6 +3,7 @@
 import CStallwatchAgentSupport
 import Foundation
 import StallwatchCore
+import StallwatchTestSupport
 import Testing
 
 @Suite struct ActivityBoardTests {
@@ -81,7 +82,7 @@ import Testing
         let symbol = "sw_board_publish"
         let option =
             disassembler.hasSuffix("llvm-objdump") ? "--disassemble-symbols=\(symbol)" : "--disassemble=\(symbol)"
-        let listing = try Self.output(of: disassembler, ["-d", "--no-show-raw-insn", option, path])
+        let listing = try standardOutput(of: disassembler, ["-d", "--no-show-raw-insn", option, path])
         // Instruction lines: an address, a colon, the instruction.
         let lines: [String] = listing.split(whereSeparator: \.isNewline).map(String.init)
         let instructions = lines.filter { line in
@@ -113,15 +114,4 @@ import Testing
         return directories.map { "\($0)/\(tool)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    private static func output(of tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
 }
