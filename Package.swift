@@ -36,8 +36,11 @@ let package = Package(
         // It never links libunwind (that would interpose _Unwind_* in the workload); it dlopens it locally.
         .target(
             name: "CStallwatchAgentSupport",
+            dependencies: ["CStallwatchNesting"],
             linkerSettings: [.linkedLibrary("dl")]
         ),
+        // The run-loop nesting model in C (header only): Core's `RunLoopNesting` and the agent's C hot path share it.
+        .target(name: "CStallwatchNesting"),
         // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the collector only.
         .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
         // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
@@ -45,7 +48,7 @@ let package = Package(
         // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
         .target(name: "StallwatchSystem"),
         // Value types and pure logic: settings, the stall detector, reports and what they are built from.
-        .target(name: "StallwatchCore"),
+        .target(name: "StallwatchCore", dependencies: ["CStallwatchNesting"]),
         // In the workload: run-loop observers, the watcher thread, in-process capture. Links only the image map and
         // the in-process symbolicator, never the readers of target files.
         .target(

@@ -1,122 +1,184 @@
-// The run-loop activity board (see sw_activity_board.h for why it is C). The layout of the packed word and the
-// histogram's buckets are StallwatchCore's (`PackedActivity`, `LatencyHistogram`); StallwatchAgentTests checks that
-// both sides agree, and that publishing calls nothing but the clock.
-#include "sw_activity_board.h"
+// The run-loop activity board (see sw_activity_board.h for why it is C, sw_board_internal.h for its layout and the
+// publish path). The low bits of the packed word and the histogram's buckets are StallwatchCore's (`PackedActivity`,
+// `LatencyHistogram`); StallwatchAgentTests checks that both sides agree, and that publishing calls nothing.
+//
+// The board clock. A transition's time is read on the watched thread at every transition, so it is the time-stamp
+// counter where the kernel itself keeps time by it (its clocksource is `tsc`: the counter runs at a constant rate, on
+// every CPU in step): one instruction, where CLOCK_MONOTONIC through the vDSO is a few dozen. The readers, on the
+// watcher's side, turn a counter stamp into CLOCK_MONOTONIC nanoseconds from a fresh pair of readings of both and
+// the rate between the first pair (taken when the first board was made) and that one, so the conversion's error is
+// the pair's jitter (tens of nanoseconds) scaled by how far back the stamp lies, never more. Elsewhere (another
+// clocksource, another architecture) the board stamps with CLOCK_MONOTONIC as before.
+#define _GNU_SOURCE
+#include "sw_board_internal.h"
 
-#include <stdatomic.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
+#include <unistd.h>
 
-// Always inlined, in debug builds too: publishing must stay one function with no call but the clock's.
-#define SW_INLINE static inline __attribute__((always_inline))
+_Atomic uint64_t sw_board_nanoseconds_per_tick_q32;
 
-enum {
-    // LoopPhase raw values.
-    phase_sleeping = 4,
-    // LoopPhase.isBusy: entry, beforeSources, beforeWaiting, afterWaiting, mainQueue, outsideLoop, task.
-    busy_phases = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9),
-    // PackedActivity: 40 bits of microseconds, 16 of sequence, 4 of mode, 4 of phase, high to low.
-    phase_bits = 4,
-    mode_bits = 4,
-    sequence_bits = 16,
-    timestamp_bits = 40,
-    // LatencyHistogram: 8 sub-buckets per power of two of microseconds.
-    sub_bucket_bits = 3,
-    sub_buckets = 1 << sub_bucket_bits,
-};
+/// The two clocks read together: `ticks` the counter halfway through the read of `nanoseconds`.
+typedef struct {
+    uint64_t ticks;
+    uint64_t nanoseconds;
+} clock_pair;
 
-struct sw_activity_board {
-    _Atomic uint64_t word;
-    _Atomic int end_probe_armed;
-    _Atomic uint64_t end_probe_time;
-    // Written by the loop thread alone: its running sequence, the last stamp (kept monotonic when the coarse clock
-    // lags the precise one) and when the current busy period began (0 while asleep).
-    uint64_t sequence;
-    uint64_t last_stamp;
-    uint64_t busy_since;
-    int keeps_busy_periods;
-    // Written by the loop thread alone, read by the watcher: plain loads and stores, no read-modify-write.
-    _Atomic uint64_t longest_busy_period;
-    _Atomic uint64_t busy_periods[SW_BOARD_BUSY_BUCKETS];
-};
+static struct {
+    int counter_usable;
+    clock_pair origin;
+} board_clock;
+
+static pthread_once_t board_clock_once = PTHREAD_ONCE_INIT;
+
+/// The tightest of a few readings: a pair interrupted between its counter reads is discarded.
+static clock_pair read_pair(void) {
+    clock_pair best = {0, 0};
+    uint64_t best_spread = UINT64_MAX;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint64_t before = sw_board_counter();
+        uint64_t nanoseconds = sw_board_clock_ns(CLOCK_MONOTONIC);
+        uint64_t after = sw_board_counter();
+        if (after - before < best_spread) {
+            best_spread = after - before;
+            best = (clock_pair){before + (after - before) / 2, nanoseconds};
+        }
+    }
+    return best;
+}
+
+static int kernel_keeps_time_by_counter(void) {
+#if defined(__x86_64__)
+    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char name[16] = {0};
+    ssize_t length = read(fd, name, sizeof(name) - 1);
+    close(fd);
+    return length >= 3 && strncmp(name, "tsc", 3) == 0 && (length == 3 || name[3] == '\n');
+#else
+    return 0;
+#endif
+}
+
+static uint64_t rate_q32(clock_pair from, clock_pair to) {
+    if (to.ticks <= from.ticks || to.nanoseconds <= from.nanoseconds) return 0;
+    return (uint64_t)(((unsigned __int128)(to.nanoseconds - from.nanoseconds) << 32) / (to.ticks - from.ticks));
+}
+
+static void start_board_clock(void) {
+    if (!kernel_keeps_time_by_counter()) return;
+    clock_pair origin = read_pair();
+    // A first rate for busy periods, over 100 µs; every read refines it over a longer span.
+    clock_pair later;
+    do later = read_pair();
+    while (later.nanoseconds < origin.nanoseconds + 100000);
+    uint64_t rate = rate_q32(origin, later);
+    if (rate == 0) return;
+    board_clock.origin = origin;
+    atomic_store_explicit(&sw_board_nanoseconds_per_tick_q32, rate, memory_order_relaxed);
+    board_clock.counter_usable = 1;
+}
+
+int sw_board_clock_uses_counter(void) {
+    pthread_once(&board_clock_once, start_board_clock);
+    return board_clock.counter_usable;
+}
+
+sw_activity_board *sw_board_create_on_clock(int keeps_busy_periods, int counter) {
+    sw_activity_board *board = calloc(1, sizeof(*board));
+    if (board == NULL) return NULL;
+    board->keeps_busy_periods = keeps_busy_periods != 0;
+    board->uses_counter = counter != 0 && sw_board_clock_uses_counter();
+    return board;
+}
 
 sw_activity_board *sw_board_create(int keeps_busy_periods) {
-    sw_activity_board *board = calloc(1, sizeof(*board));
-    if (board != NULL) board->keeps_busy_periods = keeps_busy_periods != 0;
-    return board;
+    return sw_board_create_on_clock(keeps_busy_periods, sw_board_clock_uses_counter());
 }
 
 void sw_board_destroy(sw_activity_board *board) { free(board); }
 
-SW_INLINE uint64_t read_clock(clockid_t clock) {
-    struct timespec now;
-    clock_gettime(clock, &now);
-    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+int sw_board_uses_counter(const sw_activity_board *board) { return board->uses_counter; }
+
+SW_INLINE uint64_t ticks_to_nanoseconds(uint64_t ticks) {
+    uint64_t rate = atomic_load_explicit(&sw_board_nanoseconds_per_tick_q32, memory_order_relaxed);
+    return (uint64_t)(((unsigned __int128)ticks * rate) >> 32);
 }
 
-SW_INLINE int busy_bucket(uint64_t nanoseconds) {
-    uint64_t micros = nanoseconds / 1000;
-    if (micros < sub_buckets) return (int)micros;
-    int magnitude = 63 - __builtin_clzll(micros);
-    int shift = magnitude - sub_bucket_bits;
-    int sub = (int)((micros >> shift) & (sub_buckets - 1));
-    int index = (shift + 1) * sub_buckets + sub;
-    return index < SW_BOARD_BUSY_BUCKETS - 1 ? index : SW_BOARD_BUSY_BUCKETS - 1;
-}
-
-int sw_board_busy_bucket(uint64_t nanoseconds) { return busy_bucket(nanoseconds); }
-
-SW_INLINE uint64_t pack(uint64_t sequence, uint8_t phase, uint64_t timestamp, uint8_t mode) {
-    uint64_t micros = (timestamp / 1000) & ((1ull << timestamp_bits) - 1);
-    return micros << (sequence_bits + mode_bits + phase_bits) |
-           (sequence & ((1ull << sequence_bits) - 1)) << (mode_bits + phase_bits) | (uint64_t)(mode & 0xF) << phase_bits |
-           (uint64_t)(phase & 0xF);
-}
-
-SW_INLINE void count_busy_period(sw_activity_board *board, uint64_t period) {
-    _Atomic uint64_t *bucket = &board->busy_periods[busy_bucket(period)];
+void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp) {
+    uint64_t since = board->busy_since;
+    board->busy_since = 0;
+    if (since == 0 || stamp <= since) return;
+    uint64_t period = board->uses_counter ? ticks_to_nanoseconds(stamp - since) : stamp - since;
+    _Atomic uint64_t *bucket = &board->busy_periods[sw_board_bucket(period)];
     atomic_store_explicit(bucket, atomic_load_explicit(bucket, memory_order_relaxed) + 1, memory_order_relaxed);
     if (period > atomic_load_explicit(&board->longest_busy_period, memory_order_relaxed))
         atomic_store_explicit(&board->longest_busy_period, period, memory_order_relaxed);
 }
 
-void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise) {
-    uint64_t now = read_clock(precise ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
-    uint64_t stamp = now > board->last_stamp ? now : board->last_stamp;
+int sw_board_busy_bucket(uint64_t nanoseconds) { return sw_board_bucket(nanoseconds); }
+
+uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise) {
+    uint64_t stamp = sw_board_clock_ns(precise ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
+    if (stamp < board->last_stamp) stamp = board->last_stamp;
     board->last_stamp = stamp;
-    // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep; both ends read the
-    // precise clock.
-    if (board->keeps_busy_periods) {
-        if (phase == phase_sleeping) {
-            uint64_t since = board->busy_since;
-            if (since != 0 && now > since) count_busy_period(board, now - since);
-            board->busy_since = 0;
-        } else if (precise && ((busy_phases >> phase) & 1) && board->busy_since == 0) {
-            board->busy_since = now;
-        }
-    }
-    board->sequence += 1;
-    atomic_store_explicit(&board->word, pack(board->sequence, phase, stamp, mode), memory_order_relaxed);
-    if (atomic_load_explicit(&board->end_probe_armed, memory_order_relaxed)) {
-        atomic_store_explicit(&board->end_probe_armed, 0, memory_order_relaxed);
-        atomic_store_explicit(&board->end_probe_time, precise ? now : read_clock(CLOCK_MONOTONIC),
-                              memory_order_release);
-    }
+    return stamp;
 }
 
-uint64_t sw_board_sequence(const sw_activity_board *board) { return board->sequence; }
+void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp) {
+    atomic_store_explicit(&board->end_probe_armed, 0, memory_order_relaxed);
+    // Exact on either clock: the probe is the end of a stall.
+    uint64_t exact = board->uses_counter ? stamp : sw_board_clock_ns(CLOCK_MONOTONIC);
+    atomic_store_explicit(&board->end_probe_stamp, exact, memory_order_release);
+}
 
-uint64_t sw_board_read(const sw_activity_board *board) {
-    return atomic_load_explicit(&board->word, memory_order_relaxed);
+void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise) {
+    sw_board_publish_now(board, (uint8_t)((mode & 0xF) << 4 | (phase & 0xF)), precise);
+}
+
+uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now) {
+    uint64_t now_units = now >> sw_stamp_shift;
+    uint64_t age = (now_units - packed) & SW_STAMP_MASK;
+    uint64_t ahead = (packed - now_units) & SW_STAMP_MASK;
+    // Half the range either way: a stamp ahead of now is at most a scheduling delay ahead (published between the
+    // reader's clock read and its load of the word).
+    uint64_t units = ahead < age ? now_units + ahead : (now_units >= age ? now_units - age : 0);
+    return units << sw_stamp_shift;
+}
+
+/// A full board-clock stamp in CLOCK_MONOTONIC nanoseconds, read now.
+static uint64_t stamp_to_nanoseconds(const sw_activity_board *board, uint64_t stamp) {
+    if (!board->uses_counter) return stamp;
+    clock_pair now = read_pair();
+    uint64_t rate = rate_q32(board_clock.origin, now);
+    if (rate != 0) atomic_store_explicit(&sw_board_nanoseconds_per_tick_q32, rate, memory_order_relaxed);
+    if (stamp >= now.ticks) return now.nanoseconds + ticks_to_nanoseconds(stamp - now.ticks);
+    uint64_t back = ticks_to_nanoseconds(now.ticks - stamp);
+    return now.nanoseconds > back ? now.nanoseconds - back : 0;
+}
+
+uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds) {
+    uint64_t word = atomic_load_explicit(&board->word, memory_order_relaxed);
+    if (nanoseconds == NULL) return word;
+    if (word == 0) {
+        *nanoseconds = 0;
+        return 0;
+    }
+    uint64_t now = board->uses_counter ? sw_board_counter() : sw_board_clock_ns(CLOCK_MONOTONIC);
+    *nanoseconds = stamp_to_nanoseconds(board, sw_board_unwrap_stamp(word >> sw_low_bits, now));
+    return word;
 }
 
 void sw_board_arm_end_probe(sw_activity_board *board) {
-    atomic_store_explicit(&board->end_probe_time, 0, memory_order_relaxed);
+    atomic_store_explicit(&board->end_probe_stamp, 0, memory_order_relaxed);
     atomic_store_explicit(&board->end_probe_armed, 1, memory_order_release);
 }
 
 uint64_t sw_board_end_probe(const sw_activity_board *board) {
-    return atomic_load_explicit(&board->end_probe_time, memory_order_acquire);
+    uint64_t stamp = atomic_load_explicit(&board->end_probe_stamp, memory_order_acquire);
+    return stamp == 0 ? 0 : stamp_to_nanoseconds(board, stamp);
 }
 
 uint64_t sw_board_busy_periods(const sw_activity_board *board, int index) {

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "CStallwatchAgentSupport.h"
 #include "sw_interposition.h"
+#include "sw_main_loop_publisher.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,17 +33,6 @@ static void thread_exiting(void *watched);
 
 /// 1 on the process's main thread, -1 on any other, 0 before the calling thread's first run through here.
 static SW_FAST_TLS int thread_role;
-/// The main thread's run hooks (sw_agent_set_main_run_hooks): `main_entered` is stored last and read first.
-static _Atomic(sw_main_run_entered_fn) main_entered;
-static _Atomic(sw_main_run_exited_fn) main_exited;
-static _Atomic(void *) main_context;
-
-void sw_agent_set_main_run_hooks(void *context, sw_main_run_entered_fn entered, sw_main_run_exited_fn exited) {
-    atomic_store_explicit(&main_entered, NULL, memory_order_release);
-    atomic_store_explicit(&main_context, context, memory_order_relaxed);
-    atomic_store_explicit(&main_exited, exited, memory_order_relaxed);
-    atomic_store_explicit(&main_entered, entered, memory_order_release);
-}
 
 int sw_agent_runs_pass_through_agent(void) {
     // The definition libFoundation's calls bind to is the first in the global scope; it is ours if it lies in the
@@ -94,20 +84,11 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
     if (real == NULL) return 1;
     if (thread_role == 0) thread_role = sw_agent_gettid() == getpid() ? 1 : -1;
-    sw_main_run_entered_fn entered =
-        thread_role > 0 ? atomic_load_explicit(&main_entered, memory_order_acquire) : NULL;
-    sw_main_run_exited_fn exited = NULL;
-    void *context = NULL;
-    if (entered != NULL) {
-        exited = atomic_load_explicit(&main_exited, memory_order_relaxed);
-        context = atomic_load_explicit(&main_context, memory_order_relaxed);
-        entered(context, mode);
-    }
+    sw_activity_board *published = thread_role > 0 ? sw_main_run_entered(mode) : NULL;
     void *outer_mode = current_run_mode;
     current_run_mode = mode;
     int32_t result = real(loop, mode, seconds, return_after_source_handled);
     current_run_mode = outer_mode;
-    // Told only if still wanted: the agent may have stopped watching during the run.
-    if (exited != NULL && atomic_load_explicit(&main_entered, memory_order_acquire) == entered) exited(context, result);
+    sw_main_run_exited(published, result);
     return result;
 }

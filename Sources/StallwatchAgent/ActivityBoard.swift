@@ -5,11 +5,12 @@ import StallwatchCore
 /// The shared state between one thread's run-loop observers and the watcher (its own thread): the main thread's
 /// (``shared``), or another loop thread's (``LoopThreads``).
 ///
-/// Publishing is the loop thread's whole cost per observed transition: one clock read and one relaxed store of a
-/// packed word (see ``PackedActivity``), in C (`sw_board_publish`) so that no Swift runtime call can get onto it in
-/// any build. The main loop's transitions (waking, sleeping, entry, exit, and the watcher's progress probes) read the
-/// precise clock; a loop thread's `beforeSources` (once per iteration, even on a loop that never sleeps) the coarse
-/// one (a few ns, 1–4 ms resolution). Going to sleep also adds the busy period just ended to a histogram.
+/// Publishing is the loop thread's whole cost per observed transition: one reading of the board clock (the time-stamp
+/// counter where the kernel keeps time by it, else `CLOCK_MONOTONIC`) and one relaxed store of a packed word (see
+/// ``PackedActivity``), in C (`sw_board_publish`) so that no Swift runtime call can get onto it in any build. On
+/// `CLOCK_MONOTONIC`, a loop thread's `beforeSources` (once per iteration, even on a loop that never sleeps) reads
+/// the coarse clock (a few ns, 1–4 ms resolution), every other transition the precise one. Going to sleep also adds
+/// the busy period just ended to a histogram.
 final class ActivityBoard: Sendable {
     static let shared = ActivityBoard(keepsBusyPeriods: true)
 
@@ -45,9 +46,11 @@ final class ActivityBoard: Sendable {
         return histogram
     }
 
-    /// The latest transition, read on the watcher's thread at `now`.
-    func read(now: UInt64) -> ActivitySnapshot {
-        PackedActivity.unpack(sw_board_read(storage), now: now)
+    /// The latest transition, read on the watcher's thread.
+    func read() -> ActivitySnapshot {
+        var timestamp: UInt64 = 0
+        let word = sw_board_read(storage, &timestamp)
+        return PackedActivity.unpack(word, timestamp: timestamp)
     }
 
     /// Asks the loop thread to record the precise time of its next transition (the end of a stall).
@@ -66,13 +69,13 @@ final class ActivityBoard: Sendable {
     /// The probe armed at the previous reading holds the first transition after it: the end of a stall declared on
     /// that reading. It is re-armed before reading again, and read again if the loop moved in between, so the new
     /// probe starts exactly at the new reading.
-    func readWithEndProbe(now: UInt64) -> (snapshot: ActivitySnapshot, firstTransitionSincePreviousReading: UInt64?) {
+    func readWithEndProbe() -> (snapshot: ActivitySnapshot, firstTransitionSincePreviousReading: UInt64?) {
         let firstTransition = endProbe()
         var snapshot: ActivitySnapshot
         var attempts = 0
         repeat {
             armEndProbe()
-            snapshot = read(now: now)
+            snapshot = read()
             attempts += 1
         } while endProbe() != nil && attempts < 100
         return (snapshot, firstTransition)

@@ -63,7 +63,7 @@ final class LoopThreadWatch {
                 continue
             }
             guard now >= entry.due else { continue }
-            let (snapshot, firstTransition) = entry.thread.board.readWithEndProbe(now: now)
+            let (snapshot, firstTransition) = entry.thread.board.readWithEndProbe()
             if !entry.announced, snapshot.phase != .notStarted {
                 entry.announced = true
                 sink.loopThreadWatched(tid: entry.thread.tid)

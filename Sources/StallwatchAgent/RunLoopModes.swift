@@ -12,18 +12,6 @@ enum RunLoopModes {
     private static let names = Mutex<[String]>([])
     /// Main thread only: the name objects already given an index, with it.
     nonisolated(unsafe) private static var known: [(name: UnsafeMutableRawPointer, index: UInt8)] = []
-    /// Set by the ``MainLoopObservation`` when it adds the observers to a mode a loop may already be running in.
-    /// Behind a pointer, never freed, which the main loop's observers reach through their publisher: a global read on
-    /// every transition would cost a lazy-initialization check each time.
-    nonisolated(unsafe) static let modesChanged: UnsafeMutablePointer<Atomic<Bool>> = {
-        let flag = UnsafeMutablePointer<Atomic<Bool>>.allocate(capacity: 1)
-        flag.initialize(to: Atomic(false))
-        return flag
-    }()
-
-    /// The index of the main loop's current mode. Main thread only.
-    static func currentIndex() -> UInt8 { current().index }
-
     /// The index of the main loop's current mode, and the identity of its name object (which is kept alive for good
     /// once seen, so its address never names another mode). Main thread only.
     static func current() -> (index: UInt8, name: UnsafeMutableRawPointer?) {

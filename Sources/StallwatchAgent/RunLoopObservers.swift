@@ -3,7 +3,6 @@ import CStallwatchAgentSupport
 import CoreFoundation
 import Foundation
 import StallwatchCore
-import Synchronization
 
 /// Installs the observers that feed the ``ActivityBoard``.
 ///
@@ -38,45 +37,35 @@ enum RunLoopObservers {
         mainRunsPassThroughAgent ? [.beforeWaiting, .afterWaiting] : firstActivities
     }
 
-    /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``), publishing to
-    /// ``ActivityBoard/shared``.
+    /// Creates both observers, not yet added to any run loop (see ``MainLoopObservation``). Their call-outs are the
+    /// agent's C (`sw_main_loop_first_observer`, `sw_main_loop_last_observer`), which moves the nesting model and
+    /// publishes to ``ActivityBoard/shared`` with no Swift on the way: every wake and every sleep runs them.
     static func make() -> [CFRunLoopObserver] {
-        var context = CFRunLoopObserverContext(
-            version: 0, info: UnsafeMutableRawPointer(MainLoopPublisher.shared), retain: nil, release: nil,
-            copyDescription: nil)
+        typealias Callout = @convention(c) (UnsafeMutableRawPointer?, UInt, UnsafeMutableRawPointer?) -> Void
+        let first = unsafeBitCast(sw_main_loop_first_observer as Callout, to: CFRunLoopObserverCallBack.self)
+        let last = unsafeBitCast(sw_main_loop_last_observer as Callout, to: CFRunLoopObserverCallBack.self)
         return [
-            CFRunLoopObserverCreate(nil, mainFirstActivities.rawValue, true, CFIndex.min, publishFirst, &context),
-            CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, publishLast, &context),
+            CFRunLoopObserverCreate(nil, mainFirstActivities.rawValue, true, CFIndex.min, first, nil),
+            CFRunLoopObserverCreate(nil, lastActivities.rawValue, true, CFIndex.max, last, nil),
         ].compactMap { $0 }
     }
-}
 
-/// What the main loop's observers reach through their `info` pointer, so that a transition touches no global: each
-/// global or class property access costs a lazy-initialization check or a run-time exclusivity check, and the hot
-/// path is the main thread's, on every loop iteration.
-struct MainLoopPublisher {
-    /// Where the main thread is among nested and pumped loops.
-    var nesting = RunLoopNesting()
-    /// ``ActivityBoard/shared``'s storage: the C board itself, one load closer than the object.
-    let board: OpaquePointer
-    /// ``RunLoopModes/modesChanged``.
-    let modesChanged: UnsafeMutablePointer<Atomic<Bool>>
-    /// The last mode entered whose name the agent's `CFRunLoopRunSpecific` saw go by as CoreFoundation's own name
-    /// object, with its index: a Foundation loop (`RunLoop.run(until:)`) enters the same mode on every iteration.
-    var lastEntered: (name: UnsafeMutableRawPointer?, index: UInt8) = (nil, 0)
-    /// `kCFRunLoopDefaultMode`: a constant, so a run asked for it by that object can be named by one comparison.
-    let defaultModeName = Unmanaged.passUnretained(kCFRunLoopDefaultMode).toOpaque()
-    /// The board's sequence once the latest run through the agent's `CFRunLoopRunSpecific` published its entry: if it
-    /// is unchanged when the run returns, CoreFoundation may never have entered it.
-    var sequenceAtEntry: UInt64 = 0
-
-    /// Allocated once and never freed: observers of any monitor started in the process point at it.
-    nonisolated(unsafe) static let shared: UnsafeMutablePointer<MainLoopPublisher> = {
-        let publisher = UnsafeMutablePointer<MainLoopPublisher>.allocate(capacity: 1)
-        publisher.initialize(
-            to: MainLoopPublisher(board: ActivityBoard.shared.storage, modesChanged: RunLoopModes.modesChanged))
-        return publisher
-    }()
+    /// Starts the agent's C publishing the main loop's activity to ``ActivityBoard/shared``, naming modes through
+    /// ``RunLoopModes`` when a mode is not the one seen last.
+    static func startPublishing() {
+        sw_main_loop_publisher_start(
+            ActivityBoard.shared.storage,
+            { name in
+                guard let name else { return 0 }
+                return RunLoopModes.index(named: Unmanaged<CFString>.fromOpaque(name).takeUnretainedValue())
+            },
+            { identity in
+                let (index, name) = RunLoopModes.current()
+                identity?.pointee = name
+                return index
+            },
+            Unmanaged.passUnretained(kCFRunLoopDefaultMode).toOpaque(), mainRunsPassThroughAgent ? 1 : 0)
+    }
 }
 
 /// Adds the observers (and `--fps`'s frame tick) to the main run loop once the program has made that loop, and to
@@ -117,10 +106,7 @@ final class MainLoopObservation: @unchecked Sendable {
     init(frameTickInterval: UInt64? = nil) {
         observers = RunLoopObservers.make()
         self.frameTickInterval = frameTickInterval
-        if RunLoopObservers.mainRunsPassThroughAgent, !observers.isEmpty {
-            sw_agent_set_main_run_hooks(
-                UnsafeMutableRawPointer(MainLoopPublisher.shared), mainRunEntered, mainRunExited)
-        }
+        if !observers.isEmpty { RunLoopObservers.startPublishing() }
         let attachedNow = lock.withLock { attachIfLoopExists() }
         guard !attachedNow, !observers.isEmpty else { return }
         Self.awaitingLoop = self
@@ -145,7 +131,7 @@ final class MainLoopObservation: @unchecked Sendable {
             let added = addObserversToNewModes() || attachedNow
             if added {
                 // A loop may already be running in the new mode, entered before it had observers.
-                RunLoopModes.modesChanged.pointee.store(true, ordering: .releasing)
+                sw_main_loop_modes_changed()
                 CFRunLoopWakeUp(loop)
             }
             return added
@@ -162,7 +148,9 @@ final class MainLoopObservation: @unchecked Sendable {
     func postProgressProbe() {
         lock.withLock {
             guard !detached, let loop, let probeModes, sw_agent_main_thread_exited() == 0 else { return }
-            CFRunLoopPerformBlock(loop, probeModes) { answerProgressProbe() }
+            // Precise clock: the probe runs a few hundred times a second at most, and its time may become a stall's
+            // start.
+            CFRunLoopPerformBlock(loop, probeModes) { sw_main_loop_progress() }
         }
     }
 
@@ -175,7 +163,7 @@ final class MainLoopObservation: @unchecked Sendable {
                 Self.awaitingLoop = nil
             }
             for observer in observers { CFRunLoopObserverInvalidate(observer) }
-            if RunLoopObservers.mainRunsPassThroughAgent { sw_agent_set_main_run_hooks(nil, nil, nil) }
+            sw_main_loop_publisher_stop_runs()
             if let frameTick { FrameTickTimer.remove(frameTick) }
         }
     }
@@ -230,90 +218,4 @@ final class MainLoopObservation: @unchecked Sendable {
         let length = buffer.firstIndex(of: 0) ?? buffer.count
         return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
-}
-
-private func publishFirst(_: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
-    guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
-    switch activity {
-    case .beforeSources: publish(.beforeSources, precise: false, publisher)
-    case .afterWaiting: publish(.afterWaiting, precise: true, publisher)
-    case .beforeWaiting: publish(.beforeWaiting, precise: true, publisher)
-    case .entry: publish(.entry, precise: true, publisher)
-    case .exit: publish(.exit, precise: true, publisher)
-    default: break
-    }
-}
-
-/// The index of the mode an `entry` is for: from the mode the run was asked for when that is the name object of a mode
-/// seen before (one pointer comparison), else asked of CoreFoundation (a lock, a retain and a release, a search).
-/// A name Foundation made for the call (any mode but the default and common ones) is never the mode's own object, so
-/// it is never taken for another mode whose freed name had the same address.
-@inline(__always)
-private func modeEntered(_ publisher: UnsafeMutablePointer<MainLoopPublisher>) -> UInt8 {
-    let asked = sw_agent_current_run_mode()
-    if let asked, asked == publisher.pointee.lastEntered.name { return publisher.pointee.lastEntered.index }
-    let (index, name) = RunLoopModes.current()
-    if let asked, asked == name { publisher.pointee.lastEntered = (name, index) }
-    return index
-}
-
-/// `sw_main_run_entered_fn`: a run of the main loop begins, in the mode it was asked for (see
-/// ``RunLoopObservers/mainRunsPassThroughAgent``). The mode is named before CoreFoundation enters it, so from the name
-/// asked: the default mode by one comparison, any other by its text (a private mode's name object is made for each
-/// call, and may be freed after it).
-private func mainRunEntered(_ context: UnsafeMutableRawPointer?, _ mode: UnsafeMutableRawPointer?) {
-    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
-    let index: UInt8
-    if let mode, mode == publisher.pointee.lastEntered.name {
-        index = publisher.pointee.lastEntered.index
-    } else if let mode {
-        index = RunLoopModes.index(named: Unmanaged<CFString>.fromOpaque(mode).takeUnretainedValue())
-        if mode == publisher.pointee.defaultModeName { publisher.pointee.lastEntered = (mode, index) }
-    } else {
-        index = 0
-    }
-    let state = publisher.pointee.nesting.apply(.entry, mode: index)
-    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
-    publisher.pointee.sequenceAtEntry = sw_board_sequence(publisher.pointee.board)
-}
-
-/// `sw_main_run_exited_fn`: the run returned. A run of a mode with nothing in it (`kCFRunLoopRunFinished` with nothing
-/// published since its entry) was never entered by CoreFoundation, which calls no observer for it either: the entry is
-/// undone, so that a thread that has not run its loop yet is not taken for one outside it.
-private func mainRunExited(_ context: UnsafeMutableRawPointer?, _ result: Int32) {
-    guard let publisher = context?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
-    let finished: Int32 = 1  // kCFRunLoopRunFinished
-    let unentered =
-        result == finished && sw_board_sequence(publisher.pointee.board) == publisher.pointee.sequenceAtEntry
-    let state = unentered ? publisher.pointee.nesting.cancelEntry() : publisher.pointee.nesting.apply(.exit)
-    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, 1)
-}
-
-/// The progress probe's block: the loop is between two callouts, as at `beforeSources`. Precise clock: the probe
-/// runs a few hundred times a second at most, and its time may become a stall's start.
-private func answerProgressProbe() {
-    publish(.beforeSources, precise: true, MainLoopPublisher.shared)
-}
-
-private func publishLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
-    guard let publisher = info?.assumingMemoryBound(to: MainLoopPublisher.self) else { return }
-    publish(.sleeping, precise: true, publisher)
-}
-
-/// Moves the nesting model and publishes where it says the thread is. Only `entry` (and a repair, rare) asks
-/// CoreFoundation for the current mode; the hot `beforeSources` costs one relaxed load more than before.
-@inline(__always)
-private func publish(
-    _ activity: RunLoopNesting.Activity, precise: Bool, _ publisher: UnsafeMutablePointer<MainLoopPublisher>
-) {
-    if activity != .entry, activity != .exit {
-        let repair =
-            publisher.pointee.modesChanged.pointee.load(ordering: .relaxed)
-            && publisher.pointee.modesChanged.pointee.exchange(false, ordering: .acquiring)
-        if repair || publisher.pointee.nesting.needsMode(for: activity) {
-            publisher.pointee.nesting.resynchronize(mode: RunLoopModes.currentIndex())
-        }
-    }
-    let state = publisher.pointee.nesting.apply(activity, mode: activity == .entry ? modeEntered(publisher) : 0)
-    sw_board_publish(publisher.pointee.board, state.phase.rawValue, state.mode, precise ? 1 : 0)
 }

@@ -97,7 +97,7 @@ final class Watcher: @unchecked Sendable {
                 // The main loop or a mode appeared and the main loop was woken: its published state may be stale until the
                 // main thread gets to run and goes through a transition, which on a busy machine can take a
                 // while. Judge nothing on that stale state for up to one stall's age.
-                awaitingTransition = (board.read(now: now).sequence, now)
+                awaitingTransition = (board.read().sequence, now)
                 // A probe posted before holds the modes of then; this one reaches a loop running in the new mode.
                 detector.forgetProbe()
                 observation?.postProgressProbe()
@@ -128,7 +128,7 @@ final class Watcher: @unchecked Sendable {
 
     /// One reading: notices the loop's first activity, then feeds the detector.
     private func step(now: UInt64) {
-        let (snapshot, firstTransitionSincePreviousReading) = board.readWithEndProbe(now: now)
+        let (snapshot, firstTransitionSincePreviousReading) = board.readWithEndProbe()
         if let awaiting = awaitingTransition {
             if snapshot.sequence == awaiting.sequence, now < awaiting.since + detector.stallAge { return }
             awaitingTransition = nil
@@ -184,7 +184,7 @@ final class Watcher: @unchecked Sendable {
         case .ping: return true
         case .auto:
             if pinging { return true }
-            let phase = board.read(now: now).phase
+            let phase = board.read().phase
             if phase == .notStarted { return now >= startedAt + probeDelay }
             // A main thread that left its loop and then exited for good (`RunLoop.main.run(until:)`, then
             // `dispatchMain()`): its loop will not run again, and its main queue is served elsewhere.

@@ -1,4 +1,5 @@
 // Which phase the main thread is in when run loops nest or are pumped by hand: entry pushes, exit pops.
+import CStallwatchNesting
 
 /// Turns the activities CoreFoundation reports into the phase to publish, across nested and pumped loops.
 ///
@@ -35,76 +36,59 @@ public struct RunLoopNesting: Sendable {
     }
 
     /// Where the thread is now.
-    public var state: State { current }
-    // Inlinable, with their stored state: they run on the watched thread at every run-loop transition, and a call
-    // into this module costs more than their work. A fixed inline stack rather than an array, so that entering and
-    // leaving a loop (every iteration of `RunLoop.run(until:)`) is a store and a load, with no uniqueness check,
-    // growth path or call into the standard library.
-    @usableFromInline var current = State(phase: .notStarted, mode: 0)
-    /// The states to restore, outermost first: one per loop the thread is inside, the first ``recordedDepth`` of them.
-    @usableFromInline var outer = InlineArray<16, State>(repeating: State(phase: .notStarted, mode: 0))
-    @usableFromInline var loops = 0
+    @inlinable
+    public var state: State { Self.state(model.current) }
+    // The C model (CStallwatchNesting) is the one definition: the agent's C runs it on the main loop's hot path with no
+    // call at all. These are inlinable so that a loop thread's observers, which run it here, pay no call either.
+    @usableFromInline var model = sw_nesting()
 
     /// How many nested loops have their outer state restored exactly; deeper ones restore the deepest recorded.
-    public static let recordedDepth = 16
+    public static let recordedDepth = Int(SW_NESTING_RECORDED_DEPTH)
 
     public init() {}
 
     /// How many loops the thread is inside.
-    public var depth: Int { loops }
+    public var depth: Int { Int(model.loops) }
 
     /// Whether the next activity needs ``resynchronize(mode:)`` first: a loop is reporting though no entry was
     /// seen (the observers came after its entry).
     @inlinable
     public func needsMode(for activity: Activity) -> Bool {
-        activity != .entry && activity != .exit && loops == 0
+        var model = model
+        return activity != .entry && activity != .exit && sw_nesting_needs_mode(&model) != 0
     }
 
     /// Applies one activity; `mode` is the loop's mode for `entry` (ignored otherwise).
     @discardableResult @inlinable
     public mutating func apply(_ activity: Activity, mode: UInt8 = 0) -> State {
+        let byte: UInt8
         switch activity {
-        case .entry:
-            push()
-            current = State(phase: .entry, mode: mode)
-        case .exit:
-            // An exit with no entry on record (missed) leaves the thread outside every loop it is known to be in.
-            if loops > 1 {
-                loops -= 1
-                current = outer[min(loops, outer.count - 1)]
-            } else {
-                loops = 0
-                current = State(phase: .outsideLoop, mode: 0)
-            }
-        case .beforeSources: current.phase = .beforeSources
-        case .beforeWaiting: current.phase = .beforeWaiting
-        case .sleeping: current.phase = .sleeping
-        case .afterWaiting: current.phase = .afterWaiting
+        case .entry: byte = sw_nesting_enter(&model, mode)
+        case .exit: byte = sw_nesting_exit(&model)
+        case .beforeSources: byte = sw_nesting_move(&model, LoopPhase.beforeSources.rawValue)
+        case .beforeWaiting: byte = sw_nesting_move(&model, LoopPhase.beforeWaiting.rawValue)
+        case .sleeping: byte = sw_nesting_move(&model, LoopPhase.sleeping.rawValue)
+        case .afterWaiting: byte = sw_nesting_move(&model, LoopPhase.afterWaiting.rawValue)
         }
-        return current
+        return Self.state(byte)
     }
 
     /// Undoes the last `entry`, for a run the loop never entered (its mode had nothing in it): back to the state and
     /// mode before it, where `exit` would leave the outermost loop for ``LoopPhase/outsideLoop``.
     @discardableResult @inlinable
     public mutating func cancelEntry() -> State {
-        guard loops > 0 else { return current }
-        loops -= 1
-        current = outer[min(loops, outer.count - 1)]
-        return current
-    }
-
-    @inlinable
-    mutating func push() {
-        if loops < outer.count { outer[loops] = current }
-        loops += 1
+        Self.state(sw_nesting_cancel_entry(&model))
     }
 
     /// Repairs the stack when the loop reports `mode` as current: if it is not the mode of the loop on record,
     /// a loop in `mode` was entered unseen inside it (or, at depth 0, before the observers existed).
     public mutating func resynchronize(mode: UInt8) {
-        guard loops == 0 || mode != current.mode else { return }
-        push()
-        current.mode = mode
+        sw_nesting_resynchronize(&model, mode)
+    }
+
+    /// A state byte of the model (`mode << 4 | phase`).
+    @inlinable
+    static func state(_ byte: UInt8) -> State {
+        State(phase: LoopPhase(rawValue: byte & 0xF) ?? .notStarted, mode: byte >> 4)
     }
 }

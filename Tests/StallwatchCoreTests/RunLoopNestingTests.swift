@@ -160,10 +160,20 @@ private struct NestedLoop {
     }
 
     @Test func modeSurvivesTheOneWordEncoding() {
-        let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, timestamp: 7_000_000, mode: 13)
-        let snapshot = PackedActivity.unpack(word, now: 8_000_000)
+        let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, mode: 13)
+        let snapshot = PackedActivity.unpack(word, timestamp: 7_000_000)
         #expect(snapshot.mode == 13)
         #expect(snapshot.phase == .afterWaiting)
         #expect(snapshot.timestamp == 7_000_000)
+    }
+
+    /// The state byte the C model keeps is the board word's low byte, `mode << 4 | phase`, as ``PackedActivity``
+    /// reads it.
+    @Test func theModelsStateIsTheWordsLowByte() {
+        var nesting = RunLoopNesting()
+        let state = nesting.apply(.entry, mode: 11)
+        let word = PackedActivity.pack(sequence: 0, phase: state.phase, mode: state.mode)
+        #expect(word == UInt64(11 << 4 | Int(LoopPhase.entry.rawValue)))
+        #expect(PackedActivity.unpack(word | 1 << 8, timestamp: 1).phase == .entry)
     }
 }

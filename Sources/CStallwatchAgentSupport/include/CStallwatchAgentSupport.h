@@ -99,16 +99,30 @@ void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_t
 /// CFRunLoopRunSpecific saw it go by; NULL outside any run, or where the agent's definition is not the one
 /// libFoundation calls. Entry observers read it to know the mode without asking CoreFoundation.
 void *sw_agent_current_run_mode(void);
-/// Called on the main thread as a run loop run starts, with the mode it was asked for (a CFStringRef), before
-/// CoreFoundation's entry observers; and as it returns, with CoreFoundation's result (kCFRunLoopRunFinished, 1, for
-/// a run of a mode with nothing in it, which CoreFoundation does not even enter).
-typedef void (*sw_main_run_entered_fn)(void *context, void *mode);
-typedef void (*sw_main_run_exited_fn)(void *context, int32_t result);
-/// Hands every run of the main thread's loop to `entered` and `exited` from now on (NULL hooks: no more), if
-/// sw_agent_runs_pass_through_agent(): the entry and exit of each run without CoreFoundation's observer dispatch.
-void sw_agent_set_main_run_hooks(void *context, sw_main_run_entered_fn entered, sw_main_run_exited_fn exited);
+/// The index (1 to 15; 0 for none) of the main loop's mode named `name` (a CFStringRef), by its text. Main thread.
+typedef uint8_t (*sw_mode_index_named_fn)(void *name);
+/// The index of the main loop's current mode, with the identity of its name object in `name` (NULL for none).
+/// Main thread.
+typedef uint8_t (*sw_current_mode_index_fn)(void **name);
+/// Starts publishing the main loop's activity to `board` (see main_loop_publisher.c): from the observers made with
+/// sw_main_loop_first_observer and sw_main_loop_last_observer, from sw_main_loop_progress, and, if `publishes_runs`
+/// (sw_agent_runs_pass_through_agent()), from every run of the main loop through the agent's CFRunLoopRunSpecific:
+/// each run's entry and exit without CoreFoundation's observer dispatch. The callbacks name modes (slow paths).
+void sw_main_loop_publisher_start(sw_activity_board *board, sw_mode_index_named_fn index_named,
+                                  sw_current_mode_index_fn current_mode_index, void *default_mode_name,
+                                  int publishes_runs);
+/// Runs no longer publish their entry and exit (the observers are invalidated by their owner).
+void sw_main_loop_publisher_stop_runs(void);
+/// Observers were added to a mode a loop may already be running in: the next transition repairs the nesting.
+void sw_main_loop_modes_changed(void);
+/// The main loop's observer callbacks (CFRunLoopObserverCallBack, in plain C types): the first observer's, for
+/// entry, beforeSources, beforeWaiting, afterWaiting and exit; the last observer's, for beforeWaiting as sleep.
+void sw_main_loop_first_observer(void *observer, unsigned long activity, void *info);
+void sw_main_loop_last_observer(void *observer, unsigned long activity, void *info);
+/// The main loop answered a progress probe: it is between two callouts, as at beforeSources.
+void sw_main_loop_progress(void);
 /// Whether libFoundation's calls to CFRunLoopRunSpecific reach the agent's (it is preloaded, or comes before
-/// libFoundation in the search order): only then do the main run hooks and sw_agent_current_run_mode hear anything.
+/// libFoundation in the search order): only then do runs publish their entry and exit, and sw_agent_current_run_mode know anything.
 int sw_agent_runs_pass_through_agent(void);
 
 /// Called on a thread other than the main one as it runs its first Swift concurrency job (see executor_jobs.c);

@@ -16,24 +16,35 @@ extern "C" {
 
 typedef struct sw_activity_board sw_activity_board;
 
-/// A new board (freed with sw_board_destroy once nothing publishes to it or reads it); NULL if out of memory.
-/// `keeps_busy_periods`: whether publishing also fills the busy-period histogram (the main loop's board).
+/// A new board on the process's board clock (freed with sw_board_destroy once nothing publishes to it or reads it);
+/// NULL if out of memory. `keeps_busy_periods`: whether publishing also fills the busy-period histogram (the main
+/// loop's board).
 sw_activity_board *sw_board_create(int keeps_busy_periods);
+/// A new board stamped by the time-stamp counter if `counter` and the counter is usable here, else by
+/// CLOCK_MONOTONIC: for tests of both.
+sw_activity_board *sw_board_create_on_clock(int keeps_busy_periods, int counter);
 /// Frees a board nobody publishes to or reads any more.
 void sw_board_destroy(sw_activity_board *board);
+/// Whether boards are stamped by the time-stamp counter in this process (see activity_board.c).
+int sw_board_clock_uses_counter(void);
+/// Whether this board is.
+int sw_board_uses_counter(const sw_activity_board *board);
 
-/// Publishes a transition to `phase` (a `LoopPhase` raw value) in the run-loop mode `mode` (0 for none): one clock
-/// read (CLOCK_MONOTONIC if `precise`, else CLOCK_MONOTONIC_COARSE) and one relaxed store of the packed word
-/// (StallwatchCore's `PackedActivity` layout). The watched loop's own thread only.
+/// Publishes a transition to `phase` (a `LoopPhase` raw value) in the run-loop mode `mode` (0 for none): one reading
+/// of the board clock (on CLOCK_MONOTONIC, the coarse one unless `precise`) and one relaxed store of the packed word.
+/// The watched loop's own thread only.
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise);
 
-/// How many transitions the board has published. The loop thread only.
-uint64_t sw_board_sequence(const sw_activity_board *board);
-/// The latest packed word (0 before the first transition). Any thread.
-uint64_t sw_board_read(const sw_activity_board *board);
+/// The latest packed word (0 before the first transition; its low 24 bits in StallwatchCore's `PackedActivity`
+/// layout, the whole word changing at every transition). If `nanoseconds` is not NULL, it receives the transition's
+/// time in CLOCK_MONOTONIC nanoseconds (0 with a word of 0). Any thread.
+uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds);
+/// The full board-clock stamp nearest `now` (a board-clock reading) whose packed 40 bits are `packed`: for tests.
+uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now);
 /// Asks the loop thread to record the precise time of its next transition. Any thread.
 void sw_board_arm_end_probe(sw_activity_board *board);
-/// The time the end probe recorded, or 0 if the loop has not moved since it was armed. Any thread.
+/// The time the end probe recorded (CLOCK_MONOTONIC nanoseconds), or 0 if the loop has not moved since it was armed.
+/// Any thread.
 uint64_t sw_board_end_probe(const sw_activity_board *board);
 /// The busy periods counted in histogram bucket `index` (0 on a board that keeps none, or out of range).
 uint64_t sw_board_busy_periods(const sw_activity_board *board, int index);
