@@ -1,5 +1,5 @@
 // The run-loop activity board (see sw_activity_board.h for why it is C, sw_board_internal.h for its layout and the
-// publish path). The low bits of the packed word and the histogram's buckets are StallwatchCore's (`PackedActivity`,
+// publish path). The low byte of the packed word and the histogram's buckets are StallwatchCore's (`PackedActivity`,
 // `LatencyHistogram`); StallwatchAgentTests checks that both sides agree, and that publishing calls nothing.
 //
 // The board clock. A transition's time is read on the watched thread at every transition, so it is the time-stamp
@@ -122,7 +122,7 @@ int sw_board_busy_bucket(uint64_t nanoseconds) { return sw_board_bucket(nanoseco
 
 uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise) {
     uint64_t stamp = sw_board_clock_ns(precise ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
-    if (stamp < board->last_stamp) stamp = board->last_stamp;
+    if (stamp <= board->last_stamp) stamp = board->last_stamp + 1;
     board->last_stamp = stamp;
     return stamp;
 }
@@ -135,17 +135,15 @@ void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp) {
 }
 
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise) {
-    sw_board_publish_now(board, (uint8_t)((mode & 0xF) << 4 | (phase & 0xF)), precise);
+    sw_board_publish_now(board, (uint8_t)((mode & 0xF) << 4 | (phase & 0xF)), precise, board->keeps_busy_periods);
 }
 
 uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now) {
-    uint64_t now_units = now >> sw_stamp_shift;
-    uint64_t age = (now_units - packed) & SW_STAMP_MASK;
-    uint64_t ahead = (packed - now_units) & SW_STAMP_MASK;
+    uint64_t age = (now - packed) & SW_STAMP_MASK;
+    uint64_t ahead = (packed - now) & SW_STAMP_MASK;
     // Half the range either way: a stamp ahead of now is at most a scheduling delay ahead (published between the
     // reader's clock read and its load of the word).
-    uint64_t units = ahead < age ? now_units + ahead : (now_units >= age ? now_units - age : 0);
-    return units << sw_stamp_shift;
+    return ahead < age ? now + ahead : (now >= age ? now - age : 0);
 }
 
 /// A full board-clock stamp in CLOCK_MONOTONIC nanoseconds, read now.

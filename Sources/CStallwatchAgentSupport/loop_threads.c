@@ -24,11 +24,6 @@ static _Atomic(unsigned) hooks_generation;
 /// The watch (generation) the calling thread's run was last offered to, and what that watch's hook returned.
 static SW_FAST_TLS unsigned thread_generation;
 static SW_FAST_TLS void *thread_watched;
-/// The mode the calling thread's innermost run through here was asked for (see sw_agent_current_run_mode).
-static SW_FAST_TLS void *current_run_mode;
-
-void *sw_agent_current_run_mode(void) { return current_run_mode; }
-
 static void thread_exiting(void *watched);
 
 /// 1 on the process's main thread, -1 on any other, 0 before the calling thread's first run through here.
@@ -58,37 +53,46 @@ void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_t
     atomic_fetch_add(&hooks_generation, 1);
 }
 
+/// Offers the calling thread (not the main one) to the current watch, once per watch, once a hook is there to take
+/// it. Out of line: it runs at a thread's first run of each watch.
+__attribute__((noinline)) static void offer_thread(void *loop, unsigned generation) {
+    sw_loop_thread_started_fn hook = atomic_load(&started_hook);
+    if (hook == NULL) return;
+    thread_generation = generation;
+    // The previous watch's: let go as a thread that exits is.
+    if (thread_watched != NULL) {
+        (void)pthread_setspecific(exit_key, NULL);
+        thread_exiting(thread_watched);
+    }
+    thread_watched = hook(loop);
+    if (thread_watched != NULL) (void)pthread_setspecific(exit_key, thread_watched);
+}
+
+__attribute__((noinline)) static int classify_thread(void) {
+    thread_role = sw_agent_gettid() == getpid() ? 1 : -1;
+    return thread_role;
+}
+
 /// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
+/// The main thread's runs publish their entry and exit (sw_main_loop_publisher.h) while the agent watches; another
+/// thread's first run of each watch is offered to it. Every other run is handed on at the cost of a few loads.
 __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
     SW_NEXT(sw_run_specific_fn, real_run_specific, "CFRunLoopRunSpecific")
-    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
-    if (thread_generation != generation) {
-        sw_loop_thread_started_fn hook = atomic_load(&started_hook);
-        // A thread is offered once per watch, once a hook is there to take it; the main thread's loop has observers
-        // of its own, and is only marked seen, so that its later runs (every iteration of a RunLoop.run loop) cost no
-        // gettid.
-        if (hook != NULL) {
-            thread_generation = generation;
-            if (sw_agent_gettid() != getpid()) {
-                // The previous watch's: let go as a thread that exits is.
-                if (thread_watched != NULL) {
-                    (void)pthread_setspecific(exit_key, NULL);
-                    thread_exiting(thread_watched);
-                }
-                thread_watched = hook(loop);
-                if (thread_watched != NULL) (void)pthread_setspecific(exit_key, thread_watched);
-            }
-        }
-    }
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
     if (real == NULL) return 1;
-    if (thread_role == 0) thread_role = sw_agent_gettid() == getpid() ? 1 : -1;
-    sw_activity_board *published = thread_role > 0 ? sw_main_run_entered(mode) : NULL;
-    void *outer_mode = current_run_mode;
-    current_run_mode = mode;
-    int32_t result = real(loop, mode, seconds, return_after_source_handled);
-    current_run_mode = outer_mode;
-    sw_main_run_exited(published, result);
-    return result;
+    int role = thread_role != 0 ? thread_role : classify_thread();
+    if (role > 0) {
+        sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.run_board, memory_order_acquire);
+        if (board != NULL) {
+            sw_main_run_entered(board, mode);
+            int32_t result = real(loop, mode, seconds, return_after_source_handled);
+            sw_main_run_exited(board, result);
+            return result;
+        }
+    } else {
+        unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
+        if (thread_generation != generation) offer_thread(loop, generation);
+    }
+    return real(loop, mode, seconds, return_after_source_handled);
 }

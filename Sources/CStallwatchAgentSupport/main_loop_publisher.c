@@ -53,19 +53,11 @@ static uint8_t current_mode_index(void **name) {
     return sw_main_publisher.current_mode_index != NULL ? sw_main_publisher.current_mode_index(name) : 0;
 }
 
-/// An `entry` the observers report (runs that do not pass through the agent's CFRunLoopRunSpecific): the mode from
-/// the name the run was asked for when that is the name object of a mode seen before (one comparison), else asked
-/// of CoreFoundation.
+/// An `entry` the observers report (runs that do not pass through the agent's CFRunLoopRunSpecific, which would
+/// have told the mode asked for): the current mode, asked of CoreFoundation.
 static uint8_t mode_entered(void) {
-    void *asked = sw_agent_current_run_mode();
-    if (asked != NULL && asked == sw_main_publisher.last_entered_name) return sw_main_publisher.last_entered_index;
     void *name;
-    uint8_t index = current_mode_index(&name);
-    if (asked != NULL && asked == name) {
-        sw_main_publisher.last_entered_name = name;
-        sw_main_publisher.last_entered_index = index;
-    }
-    return index;
+    return current_mode_index(&name);
 }
 
 /// The loop moves to `phase`, after the nesting is repaired if it must be.
@@ -78,7 +70,7 @@ static void move(uint8_t phase, int precise) {
         void *name;
         sw_nesting_resynchronize(&sw_main_publisher.nesting, current_mode_index(&name));
     }
-    sw_board_publish_now(board, sw_nesting_move(&sw_main_publisher.nesting, phase), precise);
+    sw_board_publish_now(board, sw_nesting_move(&sw_main_publisher.nesting, phase), precise, 1);
 }
 
 void sw_main_loop_first_observer(void *observer, unsigned long activity, void *info) {
@@ -91,10 +83,10 @@ void sw_main_loop_first_observer(void *observer, unsigned long activity, void *i
     case activity_after_waiting: move(phase_after_waiting, 1); break;
     case activity_before_waiting: move(phase_before_waiting, 1); break;
     case activity_entry:
-        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, mode_entered()), 1);
+        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, mode_entered()), 1, 1);
         break;
     case activity_exit:
-        sw_board_publish_now(board, sw_nesting_exit(&sw_main_publisher.nesting), 1);
+        sw_board_publish_now(board, sw_nesting_exit(&sw_main_publisher.nesting), 1, 1);
         break;
     default: break;
     }

@@ -16,16 +16,14 @@ enum {
     sw_phase_sleeping = 4,
     // LoopPhase.isBusy: entry, beforeSources, beforeWaiting, afterWaiting, mainQueue, outsideLoop, task.
     sw_busy_phases = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9),
-    // The packed word, high to low: 40 bits of stamp, 16 of sequence, 4 of mode, 4 of phase (StallwatchCore's
-    // `PackedActivity` reads the low 24). The stamp is the board clock's reading shifted right by 10: units of 1,024
-    // ticks of the time-stamp counter (about 0.4 µs at 2.5 GHz, wrapping after days) or of 1.024 µs of
-    // CLOCK_MONOTONIC (wrapping after 13 days); sw_board_read turns it back into CLOCK_MONOTONIC nanoseconds.
-    sw_stamp_shift = 10,
-    sw_low_bits = 24,
-    sw_sequence_shift = 8,
+    // The packed word, high to low: 56 bits of stamp, 4 of mode, 4 of phase (StallwatchCore's `PackedActivity`
+    // reads the low 8). The stamp is the board clock's reading: ticks of the time-stamp counter (wrapping after
+    // 2^56, some 300 days at 3 GHz) or CLOCK_MONOTONIC nanoseconds (2.3 years); either is strictly later at every
+    // transition of a thread, so the whole word changes at each. sw_board_read turns it into CLOCK_MONOTONIC time.
+    sw_low_bits = 8,
 };
 
-#define SW_STAMP_MASK ((1ull << 40) - 1)
+#define SW_STAMP_MASK ((1ull << 56) - 1)
 
 struct sw_activity_board {
     _Atomic uint64_t word;
@@ -35,9 +33,9 @@ struct sw_activity_board {
     /// Which clock the board's stamps come from: the time-stamp counter (1) or CLOCK_MONOTONIC (0).
     int uses_counter;
     int keeps_busy_periods;
-    // Written by the loop thread alone: its running sequence, the last stamp (kept monotonic when the coarse clock
-    // lags the precise one) and when the current busy period began (0 while asleep), in the board clock's units.
-    uint16_t sequence;
+    // Written by the loop thread alone: the last stamp on CLOCK_MONOTONIC (each kept later than the one before: the
+    // coarse clock may lag the precise one, and repeat) and when the current busy period began (0 while asleep), in
+    // the board clock's units.
     uint64_t last_stamp;
     uint64_t busy_since;
     // Written by the loop thread alone, read by the watcher: plain loads and stores, no read-modify-write.
@@ -63,8 +61,8 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
     return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/// CLOCK_MONOTONIC now (coarse where `precise` is 0), kept in order with the board's earlier stamps (the coarse
-/// clock may lag the precise one). Out of line: the counter is the common case.
+/// CLOCK_MONOTONIC now (coarse where `precise` is 0), later than the board's earlier stamps. Out of line: the
+/// counter is the common case.
 __attribute__((noinline, visibility("hidden"))) uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise);
 /// Records the end probe's time (the first transition after it was armed). Rare, so out of line.
 __attribute__((noinline, visibility("hidden"))) void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp);
@@ -85,10 +83,12 @@ SW_INLINE int sw_board_bucket(uint64_t nanoseconds) {
 __attribute__((noinline, visibility("hidden"))) void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);
 
 /// Publishes `mode_phase` (mode << 4 | phase) at the board clock's time now (on CLOCK_MONOTONIC, the coarse one
-/// unless `precise`); returns the new word.
-SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_phase, int precise) {
+/// unless `precise`); returns the new word. `keeps_busy_periods` is the board's (a constant where the caller knows
+/// it, which leaves the check out).
+SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_phase, int precise,
+                                        int keeps_busy_periods) {
     uint64_t stamp = board->uses_counter ? sw_board_counter() : sw_board_monotonic_stamp(board, precise);
-    if (board->keeps_busy_periods) {
+    if (keeps_busy_periods) {
         // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep.
         uint8_t phase = mode_phase & 0xF;
         if (phase == sw_phase_sleeping) {
@@ -97,10 +97,7 @@ SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_p
             board->busy_since = stamp;
         }
     }
-    uint16_t sequence = (uint16_t)(board->sequence + 1);
-    board->sequence = sequence;
-    uint64_t word = ((stamp << (sw_low_bits - sw_stamp_shift)) & ~((1ull << sw_low_bits) - 1)) |
-                    (uint64_t)sequence << sw_sequence_shift | mode_phase;
+    uint64_t word = stamp << sw_low_bits | mode_phase;
     atomic_store_explicit(&board->word, word, memory_order_relaxed);
     if (atomic_load_explicit(&board->end_probe_armed, memory_order_relaxed)) sw_board_record_end_probe(board, stamp);
     return word;

@@ -36,30 +36,28 @@ extern struct sw_main_loop_publisher sw_main_publisher __attribute__((visibility
 /// The index of a run's mode from the name it was asked for, when that is not the last one seen. Rare.
 __attribute__((noinline, visibility("hidden"))) uint8_t sw_main_mode_index_asked(void *mode);
 
-/// A run of the main loop begins, in the mode it was asked for. Returns the board published to (NULL for none), to
-/// hand sw_main_run_exited when the run returns.
-SW_INLINE sw_activity_board *sw_main_run_entered(void *mode) {
-    sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.run_board, memory_order_acquire);
-    if (board == NULL) return NULL;
-    uint8_t index = mode == sw_main_publisher.last_entered_name && mode != NULL ? sw_main_publisher.last_entered_index
-                                                                               : sw_main_mode_index_asked(mode);
+/// A run of the main loop begins, in the mode it was asked for; `board` is the one runs publish to
+/// (`sw_main_publisher.run_board`, read by the caller).
+SW_INLINE void sw_main_run_entered(sw_activity_board *board, void *mode) {
+    // A NULL mode matches only before any name is kept, when the index kept is 0 (none), as it should be.
+    uint8_t index = mode == sw_main_publisher.last_entered_name ? sw_main_publisher.last_entered_index
+                                                                : sw_main_mode_index_asked(mode);
     uint8_t state = sw_nesting_enter(&sw_main_publisher.nesting, index);
-    sw_main_publisher.word_at_entry = sw_board_publish_now(board, state, 1);
-    return board;
+    sw_main_publisher.word_at_entry = sw_board_publish_now(board, state, 1, 1);
 }
 
 /// The run returned with CoreFoundation's `result`. A run of a mode with nothing in it (kCFRunLoopRunFinished, 1,
 /// with nothing published since its entry) was never entered by CoreFoundation, which calls no observer for it
 /// either: the entry is undone, so that a thread that has not run its loop yet is not taken for one outside it.
-/// Told only if the agent still publishes runs to the board the entry went to.
+/// Told only if the agent still publishes runs to the board the entry went to (`entered`, not NULL).
 SW_INLINE void sw_main_run_exited(sw_activity_board *entered, int32_t result) {
     sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.run_board, memory_order_acquire);
-    if (entered == NULL || board != entered) return;
+    if (board != entered) return;
     uint8_t state = result == 1 && atomic_load_explicit(&board->word, memory_order_relaxed) ==
                                        sw_main_publisher.word_at_entry
                         ? sw_nesting_cancel_entry(&sw_main_publisher.nesting)
                         : sw_nesting_exit(&sw_main_publisher.nesting);
-    sw_board_publish_now(board, state, 1);
+    sw_board_publish_now(board, state, 1, 1);
 }
 
 #endif

@@ -2,23 +2,20 @@
 
 /// Reads the word a watched thread publishes on its activity board.
 ///
-/// Layout, high to low: 40 bits of stamp on the board's clock (the agent's C board packs it and turns it back into
-/// `CLOCK_MONOTONIC` time: see `sw_board_read`), 16 bits of sequence, 4 bits of run-loop mode (an index the agent
-/// assigns, 0 for none or unknown), 4 bits of phase. One plain store keeps them consistent with no lock and no fence;
-/// the watcher detects progress by comparing whole words, so a wrapped sequence alone never hides a change.
+/// Layout, high to low: 56 bits of stamp on the board's clock (the agent's C board packs it, strictly later at each
+/// transition of the thread, and turns it back into `CLOCK_MONOTONIC` time: see `sw_board_read`), 4 bits of run-loop
+/// mode (an index the agent assigns, 0 for none or unknown), 4 bits of phase. One plain store keeps them consistent
+/// with no lock and no fence; the watcher detects progress by comparing whole words, which differ at every
+/// transition since their stamps do.
 public enum PackedActivity {
     static let phaseBits: UInt64 = 4
     static let modeBits: UInt64 = 4
-    static let sequenceBits: UInt64 = 16
     /// Mode indices that fit in the word: 1 to 15 (0 is "none").
     public static let modeLimit: UInt8 = 15
-    /// The bits below the stamp.
-    static let lowBits = sequenceBits + modeBits + phaseBits
 
-    /// The low 24 bits of a word: what a board packs below its stamp (for tests of the layout).
-    public static func pack(sequence: UInt64, phase: LoopPhase, mode: UInt8 = 0) -> UInt64 {
-        (sequence & ((1 << sequenceBits) - 1)) << (modeBits + phaseBits) | UInt64(mode & 0xF) << phaseBits
-            | UInt64(phase.rawValue)
+    /// The low byte of a word: what a board packs below its stamp (for tests of the layout).
+    public static func pack(phase: LoopPhase, mode: UInt8 = 0) -> UInt64 {
+        UInt64(mode & 0xF) << phaseBits | UInt64(phase.rawValue)
     }
 
     /// Unpacks a word whose transition happened at `timestamp` (`CLOCK_MONOTONIC` nanoseconds, as the board

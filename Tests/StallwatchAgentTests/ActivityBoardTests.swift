@@ -58,21 +58,32 @@ import Testing
         #expect(timestamp + Self.stampSlack >= before && timestamp <= after + Self.stampSlack)
     }
 
-    @Test func aStampIsRecoveredAcrossTheFortyBitWrap() {
-        let unit: UInt64 = 1 << 10
-        let range: UInt64 = 1 << 40
-        let stamp = 3 * range * unit - 2_000 * unit  // shortly before a wrap of the packed bits
-        let packed = (stamp >> 10) & (range - 1)
-        #expect(sw_board_unwrap_stamp(packed, stamp + 10_000 * unit) == stamp, "read after the wrap")
+    @Test func aStampIsRecoveredAcrossTheWrapOfItsPackedBits() {
+        let range: UInt64 = 1 << 56
+        let stamp = 3 * range - 2_000  // shortly before a wrap of the packed bits
+        let packed = stamp & (range - 1)
+        #expect(sw_board_unwrap_stamp(packed, stamp + 10_000) == stamp, "read after the wrap")
         #expect(sw_board_unwrap_stamp(packed, stamp) == stamp)
     }
 
     /// The loop thread may publish between the reader's clock read and its load of the word: the stamp is then a
     /// little after the reader's `now`, and must stay that time, not fall a whole wrap back (or to 0).
     @Test func aStampJustAfterTheReadersClockIsKept() {
-        let now: UInt64 = 21_438_013_000_000 << 10
-        let stamp = now + 25 << 10
-        #expect(sw_board_unwrap_stamp((stamp >> 10) & ((1 << 40) - 1), now) == stamp)
+        let now: UInt64 = 21_438_013_000_000
+        #expect(sw_board_unwrap_stamp(now + 25_000, now) == now + 25_000)
+    }
+
+    /// Two transitions in the same tick of a coarse clock still make two words.
+    @Test(arguments: clocks)
+    func everyTransitionChangesTheWordOnEitherClock(counter: Int32) throws {
+        let board = try #require(sw_board_create_on_clock(0, counter))
+        defer { sw_board_destroy(board) }
+        var words: Set<UInt64> = []
+        for _ in 0..<1000 {
+            sw_board_publish(board, LoopPhase.beforeSources.rawValue, 0, 0)
+            words.insert(sw_board_read(board, nil))
+        }
+        #expect(words.count == 1000)
     }
 
     @Test(arguments: clocks)
@@ -128,54 +139,73 @@ import Testing
         }
     }
 
-    /// The hot path as the machine runs it: `sw_board_publish`'s code in the binary this test runs (the agent's C
-    /// half is linked into it as into libStallwatchAgent.so), disassembled. It reads the time-stamp counter itself;
-    /// the only calls allowed are the board's rare paths, out of line: the CLOCK_MONOTONIC stamp (where the counter
-    /// is not usable), the end probe's record (once per stall) and the count of a busy period (once per sleep). Any
-    /// other call fails here: a helper no longer inlined, a runtime call.
-    @Test func publishingCallsNothingButTheBoardsRarePaths() throws {
-        let listing = try Self.instructions(of: "sw_board_publish")
+    /// The hot path as the machine runs it, in the binary this test runs (the agent's C half is linked into it as into
+    /// libStallwatchAgent.so), disassembled once (a few seconds on a debug test binary, which would otherwise hold
+    /// up other tests' threads several times over):
+    ///
+    /// - `sw_board_publish` reads the time-stamp counter itself, and its only calls are the board's rare paths, out of
+    ///   line: the CLOCK_MONOTONIC stamp (where the counter is not usable), the end probe's record (once per stall)
+    ///   and the count of a busy period (once per sleep). Any other call (a helper no longer inlined, a runtime call)
+    ///   fails here.
+    /// - The main loop's run hooks (inside the agent's `CFRunLoopRunSpecific`) and observer call-outs publish in C:
+    ///   none calls into Swift, whose runtime (exclusivity checks, retains, lazy globals) would come with it, and the
+    ///   run hooks and the nesting model are inlined. The only ways into Swift are the mode-naming callbacks, through
+    ///   function pointers, for a mode not seen last.
+    @Test func theHotPathsCallNothingButTheirRarePaths() throws {
+        let runPaths = ["CFRunLoopRunSpecific", "sw_main_loop_first_observer", "sw_main_loop_last_observer"]
+        let listings = try Self.instructions(of: ["sw_board_publish"] + runPaths)
+        let publish = listings["sw_board_publish"] ?? []
         #if arch(x86_64)
-            #expect(listing.contains { Self.mnemonic(of: $0) == "rdtsc" }, "the counter is read inline")
+            #expect(publish.contains { Self.mnemonic(of: $0) == "rdtsc" }, "the counter is read inline")
         #endif
         let rarePaths = ["<sw_board_monotonic_stamp", "<sw_board_record_end_probe", "<sw_board_count_busy_period"]
-        let calls = Self.calls(in: listing, of: "sw_board_publish")
+        let calls = Self.calls(in: publish, of: "sw_board_publish")
         let other = calls.filter { call in !rarePaths.contains { call.contains($0) } }
         #expect(!calls.isEmpty, "the rare paths are out of line")
         #expect(other.isEmpty, "sw_board_publish calls more:\n\(other.joined(separator: "\n"))")
+        for symbol in runPaths {
+            let calls = Self.calls(in: listings[symbol] ?? [], of: symbol)
+            let swift = calls.filter { $0.contains("<$s") || $0.contains("<swift_") }
+            #expect(swift.isEmpty, "\(symbol) calls Swift:\n\(swift.joined(separator: "\n"))")
+            #expect(
+                !calls.contains { $0.contains("<sw_main_run_") || $0.contains("<sw_nesting_") },
+                "\(symbol): the run hooks and the nesting model are inlined:\n\(calls.joined(separator: "\n"))")
+        }
     }
 
-    /// The main loop's run hooks (inside the agent's `CFRunLoopRunSpecific`) and observer call-outs publish in C:
-    /// none of them calls into Swift, whose runtime (exclusivity checks, retains, lazy globals) would come with it. The
-    /// only ways into Swift are the mode-naming callbacks, through function pointers, for a mode not seen last.
-    @Test(arguments: ["CFRunLoopRunSpecific", "sw_main_loop_first_observer", "sw_main_loop_last_observer"])
-    func theMainLoopsPublishingCallsNoSwift(symbol: String) throws {
-        let calls = Self.calls(in: try Self.instructions(of: symbol), of: symbol)
-        let swift = calls.filter { $0.contains("<$s") || $0.contains("<swift_") }
-        #expect(swift.isEmpty, "\(symbol) calls Swift:\n\(swift.joined(separator: "\n"))")
-        let direct = calls.filter { $0.contains("<") }
-        #expect(
-            !direct.contains { $0.contains("sw_main_run_entered") || $0.contains("sw_nesting_") },
-            "the run hooks and the nesting model are inlined:\n\(direct.joined(separator: "\n"))")
-    }
-
-    /// The instruction lines of `symbol`'s code in the agent's C.
-    private static func instructions(of symbol: String) throws -> [String] {
+    /// The instruction lines of each symbol's code in the agent's C.
+    private static func instructions(of symbols: [String]) throws -> [String: [String]] {
         let path = try #require(sw_agent_library_path().map { String(cString: $0) }, "where the agent's C code is")
         let disassembler = try #require(
             onPath("llvm-objdump") ?? onPath("objdump"), "llvm-objdump (the toolchain's) or objdump")
-        let option =
-            disassembler.hasSuffix("llvm-objdump") ? "--disassemble-symbols=\(symbol)" : "--disassemble=\(symbol)"
-        let listing = try standardOutput(of: disassembler, ["-d", "--no-show-raw-insn", option, path])
-        // Instruction lines: an address, a colon, the instruction.
-        let lines: [String] = listing.split(whereSeparator: \.isNewline).map(String.init)
-        let instructions = lines.filter { line in
-            let address = line.drop { $0 == " " }.prefix { $0 != ":" }
-            return !address.isEmpty && address.allSatisfy(\.isHexDigit) && line.count > address.count + 2
+        // llvm-objdump takes every symbol at once; GNU objdump one at a time.
+        let options =
+            disassembler.hasSuffix("llvm-objdump")
+            ? [["--disassemble-symbols=" + symbols.joined(separator: ",")]] : symbols.map { ["--disassemble=\($0)"] }
+        var listing = ""
+        for option in options {
+            listing += try standardOutput(of: disassembler, ["-d", "--no-show-raw-insn"] + option + [path])
         }
-        #expect(instructions.count > 10, "no code found for \(symbol) in \(path):\n\(listing)")
-        #expect(instructions.contains { $0.contains("ret") })
-        return instructions
+        // A symbol's code follows its header line (`000000000004e930 <CFRunLoopRunSpecific>:`); instruction lines
+        // are an address, a colon, the instruction.
+        var found: [String: [String]] = [:]
+        var current: String?
+        for line in listing.split(whereSeparator: \.isNewline).map(String.init) {
+            if line.hasSuffix(">:"), let open = line.firstIndex(of: "<") {
+                current = String(line[line.index(after: open)..<line.index(line.endIndex, offsetBy: -2)])
+                continue
+            }
+            let address = line.drop { $0 == " " }.prefix { $0 != ":" }
+            guard let current, !address.isEmpty, address.allSatisfy(\.isHexDigit), line.count > address.count + 2
+            else { continue }
+            found[current, default: []].append(line)
+        }
+        for symbol in symbols {
+            let instructions = found[symbol] ?? []
+            #expect(instructions.count > 10, "no code found for \(symbol) in \(path)")
+            #expect(instructions.contains { $0.contains("ret") }, "\(symbol)")
+        }
+        return found
     }
 
     /// The calls (and tail calls) among `symbol`'s instructions, leaving out a sanitized build's instrumentation

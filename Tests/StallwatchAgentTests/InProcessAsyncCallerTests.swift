@@ -47,8 +47,9 @@ struct InProcessAsyncCallerTests {
         let gate = TaskGate()
         let task = Task.detached { await AsyncFixture.awaitingOuter(gate) }
         defer { gate.released.store(true, ordering: .releasing) }
-        // Long: in parallel test runs the cooperative pool may be busy for seconds before the task gets a thread.
-        for _ in 0..<20_000 where gate.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
+        // Long: in parallel test runs on two cores the cooperative pool's two threads may both be held by tests that
+        // wait for compilers (20 s and more) before the task gets one.
+        for _ in 0..<120_000 where gate.tid.load(ordering: .acquiring) == 0 { usleep(1000) }
         let tid = gate.tid.load(ordering: .acquiring)
         try #require(tid != 0, "the task never ran")
 

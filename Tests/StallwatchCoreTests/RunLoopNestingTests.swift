@@ -160,7 +160,7 @@ private struct NestedLoop {
     }
 
     @Test func modeSurvivesTheOneWordEncoding() {
-        let word = PackedActivity.pack(sequence: 9, phase: .afterWaiting, mode: 13)
+        let word = PackedActivity.pack(phase: .afterWaiting, mode: 13) | 9 << 8
         let snapshot = PackedActivity.unpack(word, timestamp: 7_000_000)
         #expect(snapshot.mode == 13)
         #expect(snapshot.phase == .afterWaiting)
@@ -172,7 +172,7 @@ private struct NestedLoop {
     @Test func theModelsStateIsTheWordsLowByte() {
         var nesting = RunLoopNesting()
         let state = nesting.apply(.entry, mode: 11)
-        let word = PackedActivity.pack(sequence: 0, phase: state.phase, mode: state.mode)
+        let word = PackedActivity.pack(phase: state.phase, mode: state.mode)
         #expect(word == UInt64(11 << 4 | Int(LoopPhase.entry.rawValue)))
         #expect(PackedActivity.unpack(word | 1 << 8, timestamp: 1).phase == .entry)
     }

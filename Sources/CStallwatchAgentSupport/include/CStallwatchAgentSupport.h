@@ -95,16 +95,12 @@ typedef void (*sw_loop_thread_exiting_fn)(void *watched);
 /// Asks to hear of every thread that runs a run loop from now on (see loop_threads.c: the agent defines
 /// CFRunLoopRunSpecific). Each thread is offered once, on its first run after this call.
 void sw_agent_set_loop_thread_hooks(sw_loop_thread_started_fn started, sw_loop_thread_exiting_fn exiting);
-/// The mode name (a CFStringRef) the calling thread's innermost run loop call was asked to run, as the agent's
-/// CFRunLoopRunSpecific saw it go by; NULL outside any run, or where the agent's definition is not the one
-/// libFoundation calls. Entry observers read it to know the mode without asking CoreFoundation.
-void *sw_agent_current_run_mode(void);
 /// The index (1 to 15; 0 for none) of the main loop's mode named `name` (a CFStringRef), by its text. Main thread.
 typedef uint8_t (*sw_mode_index_named_fn)(void *name);
 /// The index of the main loop's current mode, with the identity of its name object in `name` (NULL for none).
 /// Main thread.
 typedef uint8_t (*sw_current_mode_index_fn)(void **name);
-/// Starts publishing the main loop's activity to `board` (see main_loop_publisher.c): from the observers made with
+/// Starts publishing the main loop's activity to `board`, one that keeps busy periods (see main_loop_publisher.c): from the observers made with
 /// sw_main_loop_first_observer and sw_main_loop_last_observer, from sw_main_loop_progress, and, if `publishes_runs`
 /// (sw_agent_runs_pass_through_agent()), from every run of the main loop through the agent's CFRunLoopRunSpecific:
 /// each run's entry and exit without CoreFoundation's observer dispatch. The callbacks name modes (slow paths).
@@ -122,7 +118,7 @@ void sw_main_loop_last_observer(void *observer, unsigned long activity, void *in
 /// The main loop answered a progress probe: it is between two callouts, as at beforeSources.
 void sw_main_loop_progress(void);
 /// Whether libFoundation's calls to CFRunLoopRunSpecific reach the agent's (it is preloaded, or comes before
-/// libFoundation in the search order): only then do runs publish their entry and exit, and sw_agent_current_run_mode know anything.
+/// libFoundation in the search order): only then do runs publish their entry and exit.
 int sw_agent_runs_pass_through_agent(void);
 
 /// Called on a thread other than the main one as it runs its first Swift concurrency job (see executor_jobs.c);

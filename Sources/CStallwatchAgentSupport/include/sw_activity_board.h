@@ -35,11 +35,11 @@ int sw_board_uses_counter(const sw_activity_board *board);
 /// The watched loop's own thread only.
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise);
 
-/// The latest packed word (0 before the first transition; its low 24 bits in StallwatchCore's `PackedActivity`
+/// The latest packed word (0 before the first transition; its low 8 bits in StallwatchCore's `PackedActivity`
 /// layout, the whole word changing at every transition). If `nanoseconds` is not NULL, it receives the transition's
 /// time in CLOCK_MONOTONIC nanoseconds (0 with a word of 0). Any thread.
 uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds);
-/// The full board-clock stamp nearest `now` (a board-clock reading) whose packed 40 bits are `packed`: for tests.
+/// The full board-clock stamp nearest `now` (a board-clock reading) whose packed 56 bits are `packed`: for tests.
 uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now);
 /// Asks the loop thread to record the precise time of its next transition. Any thread.
 void sw_board_arm_end_probe(sw_activity_board *board);

@@ -29,8 +29,10 @@ typedef struct {
 } sw_nesting;
 
 static inline __attribute__((always_inline)) void sw_nesting_push(sw_nesting *nesting) {
-    if (nesting->loops < SW_NESTING_RECORDED_DEPTH) nesting->outer[nesting->loops] = nesting->current;
-    nesting->loops += 1;
+    // Read once: a byte store may alias anything, and would make the compiler load the count again.
+    uint32_t loops = nesting->loops;
+    if (loops < SW_NESTING_RECORDED_DEPTH) nesting->outer[loops] = nesting->current;
+    nesting->loops = loops + 1;
 }
 
 static inline __attribute__((always_inline)) uint8_t sw_nesting_restore_outer(sw_nesting *nesting) {
