@@ -27,7 +27,7 @@ enum RunLoopObservers {
     static let lastActivities: CFRunLoopActivity = [.beforeWaiting]
 
     /// Whether every run of the main loop goes through the agent's `CFRunLoopRunSpecific` (the agent is preloaded, as
-    /// under `stallwatch run`): then `entry` and `exit` come from there (``MainLoopObservation``), which costs a
+    /// under `stallwatch run`): then `entry` and `exit` come from there (`sw_main_loop_publisher.h`), which costs a
     /// Foundation loop (`RunLoop.run(until:)`, one run per handled source or block) two of CoreFoundation's observer
     /// dispatches less an iteration, and the main loop's observers take only waking and going to sleep.
     static let mainRunsPassThroughAgent = sw_agent_runs_pass_through_agent() != 0

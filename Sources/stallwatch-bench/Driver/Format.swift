@@ -2,7 +2,12 @@
 import Foundation
 
 enum Format {
-    static func fixed(_ value: Double, _ places: Int) -> String { String(format: "%.\(places)f", value) }
+    /// `value` to `places` decimals; a value that rounds to zero is "0" (never "-0": a difference of two equal counts).
+    static func fixed(_ value: Double, _ places: Int) -> String {
+        let text = String(format: "%.\(places)f", value)
+        return text.hasPrefix("-") && text.dropFirst().allSatisfy { $0 == "0" || $0 == "." }
+            ? String(text.dropFirst()) : text
+    }
 
     static func milliseconds(_ nanoseconds: Double) -> String { fixed(nanoseconds / 1e6, 3) + " ms" }
 
