@@ -295,8 +295,11 @@ struct DwarfUnitIndex {
             if start == 0 && end == 0 { return result }
             if start == selection {
                 base = end
-            } else if start < end {
-                result.append((base &+ start)..<(base &+ end))
+            } else {
+                // Offsets from a base near the top of the address space can wrap: such a range is dropped, never
+                // formed upside down (which traps).
+                let (low, high) = (base &+ start, base &+ end)
+                if low < high { result.append(low..<high) }
             }
         }
     }
