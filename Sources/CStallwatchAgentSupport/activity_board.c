@@ -107,18 +107,30 @@ SW_INLINE uint64_t ticks_to_nanoseconds(uint64_t ticks) {
     return (uint64_t)(((unsigned __int128)ticks * rate) >> 32);
 }
 
+/// The histogram bucket of a busy period (StallwatchCore's `LatencyHistogram.index`): 8 sub-buckets per power of two
+/// of microseconds.
+static int busy_bucket(uint64_t nanoseconds) {
+    uint64_t micros = nanoseconds / 1000;
+    if (micros < 8) return (int)micros;
+    int magnitude = 63 - __builtin_clzll(micros);
+    int shift = magnitude - 3;
+    int sub = (int)((micros >> shift) & 7);
+    int index = (shift + 1) * 8 + sub;
+    return index < SW_BOARD_BUSY_BUCKETS - 1 ? index : SW_BOARD_BUSY_BUCKETS - 1;
+}
+
 void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp) {
     uint64_t since = board->busy_since;
     board->busy_since = 0;
     if (since == 0 || stamp <= since) return;
     uint64_t period = board->uses_counter ? ticks_to_nanoseconds(stamp - since) : stamp - since;
-    _Atomic uint64_t *bucket = &board->busy_periods[sw_board_bucket(period)];
+    _Atomic uint64_t *bucket = &board->busy_periods[busy_bucket(period)];
     atomic_store_explicit(bucket, atomic_load_explicit(bucket, memory_order_relaxed) + 1, memory_order_relaxed);
     if (period > atomic_load_explicit(&board->longest_busy_period, memory_order_relaxed))
         atomic_store_explicit(&board->longest_busy_period, period, memory_order_relaxed);
 }
 
-int sw_board_busy_bucket(uint64_t nanoseconds) { return sw_board_bucket(nanoseconds); }
+int sw_board_busy_bucket(uint64_t nanoseconds) { return busy_bucket(nanoseconds); }
 
 uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise) {
     uint64_t stamp = sw_board_clock_ns(precise ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
@@ -146,10 +158,9 @@ uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now) {
     return ahead < age ? now + ahead : (now >= age ? now - age : 0);
 }
 
-/// A full board-clock stamp in CLOCK_MONOTONIC nanoseconds, read now.
-static uint64_t stamp_to_nanoseconds(const sw_activity_board *board, uint64_t stamp) {
-    if (!board->uses_counter) return stamp;
-    clock_pair now = read_pair();
+/// A full counter stamp in CLOCK_MONOTONIC nanoseconds, by the pair `now` read just before (which also refines the
+/// rate busy periods are converted with).
+static uint64_t counter_stamp_to_nanoseconds(uint64_t stamp, clock_pair now) {
     uint64_t rate = rate_q32(board_clock.origin, now);
     if (rate != 0) atomic_store_explicit(&sw_board_nanoseconds_per_tick_q32, rate, memory_order_relaxed);
     if (stamp >= now.ticks) return now.nanoseconds + ticks_to_nanoseconds(stamp - now.ticks);
@@ -164,8 +175,14 @@ uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds) {
         *nanoseconds = 0;
         return 0;
     }
-    uint64_t now = board->uses_counter ? sw_board_counter() : sw_board_clock_ns(CLOCK_MONOTONIC);
-    *nanoseconds = stamp_to_nanoseconds(board, sw_board_unwrap_stamp(word >> sw_low_bits, now));
+    uint64_t packed = word >> sw_low_bits;
+    if (!board->uses_counter) {
+        *nanoseconds = sw_board_unwrap_stamp(packed, sw_board_clock_ns(CLOCK_MONOTONIC));
+        return word;
+    }
+    // One pair of clock readings both recovers the stamp's full bits and converts it.
+    clock_pair now = read_pair();
+    *nanoseconds = counter_stamp_to_nanoseconds(sw_board_unwrap_stamp(packed, now.ticks), now);
     return word;
 }
 
@@ -176,7 +193,8 @@ void sw_board_arm_end_probe(sw_activity_board *board) {
 
 uint64_t sw_board_end_probe(const sw_activity_board *board) {
     uint64_t stamp = atomic_load_explicit(&board->end_probe_stamp, memory_order_acquire);
-    return stamp == 0 ? 0 : stamp_to_nanoseconds(board, stamp);
+    if (stamp == 0 || !board->uses_counter) return stamp;
+    return counter_stamp_to_nanoseconds(stamp, read_pair());
 }
 
 uint64_t sw_board_busy_periods(const sw_activity_board *board, int index) {

@@ -48,42 +48,39 @@ uint8_t sw_main_mode_index_asked(void *mode) {
     return index;
 }
 
-static uint8_t current_mode_index(void **name) {
-    *name = NULL;
-    return sw_main_publisher.current_mode_index != NULL ? sw_main_publisher.current_mode_index(name) : 0;
-}
-
-/// An `entry` the observers report (runs that do not pass through the agent's CFRunLoopRunSpecific, which would
-/// have told the mode asked for): the current mode, asked of CoreFoundation.
-static uint8_t mode_entered(void) {
-    void *name;
-    return current_mode_index(&name);
+/// The index of the main loop's current mode, asked of CoreFoundation (through the Swift callback). Rare: an entry
+/// the observers report (runs that do not pass through the agent's CFRunLoopRunSpecific, which would have told the
+/// mode asked for), or a repair.
+static uint8_t current_mode_index(void) {
+    void *name = NULL;
+    return sw_main_publisher.current_mode_index != NULL ? sw_main_publisher.current_mode_index(&name) : 0;
 }
 
 /// The loop moves to `phase`, after the nesting is repaired if it must be.
-static void move(uint8_t phase, int precise) {
-    sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.board, memory_order_acquire);
-    if (board == NULL) return;
+static void move(sw_activity_board *board, uint8_t phase, int precise) {
     int repair = atomic_load_explicit(&sw_main_publisher.modes_changed, memory_order_relaxed) &&
                  atomic_exchange_explicit(&sw_main_publisher.modes_changed, 0, memory_order_acquire);
-    if (repair || sw_nesting_needs_mode(&sw_main_publisher.nesting)) {
-        void *name;
-        sw_nesting_resynchronize(&sw_main_publisher.nesting, current_mode_index(&name));
-    }
+    if (repair || sw_nesting_needs_mode(&sw_main_publisher.nesting))
+        sw_nesting_resynchronize(&sw_main_publisher.nesting, current_mode_index());
     sw_board_publish_now(board, sw_nesting_move(&sw_main_publisher.nesting, phase), precise, 1);
+}
+
+/// The board observers and probes publish to, NULL before the monitor starts.
+static sw_activity_board *observed_board(void) {
+    return atomic_load_explicit(&sw_main_publisher.board, memory_order_acquire);
 }
 
 void sw_main_loop_first_observer(void *observer, unsigned long activity, void *info) {
     (void)observer;
     (void)info;
-    sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.board, memory_order_acquire);
+    sw_activity_board *board = observed_board();
     if (board == NULL) return;
     switch (activity) {
-    case activity_before_sources: move(phase_before_sources, 0); break;
-    case activity_after_waiting: move(phase_after_waiting, 1); break;
-    case activity_before_waiting: move(phase_before_waiting, 1); break;
+    case activity_before_sources: move(board, phase_before_sources, 0); break;
+    case activity_after_waiting: move(board, phase_after_waiting, 1); break;
+    case activity_before_waiting: move(board, phase_before_waiting, 1); break;
     case activity_entry:
-        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, mode_entered()), 1, 1);
+        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, current_mode_index()), 1, 1);
         break;
     case activity_exit:
         sw_board_publish_now(board, sw_nesting_exit(&sw_main_publisher.nesting), 1, 1);
@@ -96,7 +93,11 @@ void sw_main_loop_last_observer(void *observer, unsigned long activity, void *in
     (void)observer;
     (void)activity;
     (void)info;
-    move(phase_sleeping, 1);
+    sw_activity_board *board = observed_board();
+    if (board != NULL) move(board, phase_sleeping, 1);
 }
 
-void sw_main_loop_progress(void) { move(phase_before_sources, 1); }
+void sw_main_loop_progress(void) {
+    sw_activity_board *board = observed_board();
+    if (board != NULL) move(board, phase_before_sources, 1);
+}

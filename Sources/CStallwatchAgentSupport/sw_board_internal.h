@@ -1,5 +1,5 @@
 // The activity board's layout and its publish path, inline: activity_board.c defines the board around them, and the
-// main loop's run hooks (main_loop_publisher.c) publish through them with no call at all. Private to the agent's C.
+// main loop's run hooks (sw_main_loop_publisher.h) publish through them with no call at all. Private to the agent's C.
 #ifndef SW_BOARD_INTERNAL_H
 #define SW_BOARD_INTERNAL_H
 
@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-// Always inlined, in debug builds too: publishing must stay one function with no call but the clock's.
+// Always inlined, in debug builds too: publishing must stay one function whose only calls are its rare paths.
 #define SW_INLINE static inline __attribute__((always_inline))
 
 enum {
@@ -66,18 +66,6 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
 __attribute__((noinline, visibility("hidden"))) uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise);
 /// Records the end probe's time (the first transition after it was armed). Rare, so out of line.
 __attribute__((noinline, visibility("hidden"))) void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp);
-
-/// The histogram bucket of a busy period (StallwatchCore's `LatencyHistogram.index`): 8 sub-buckets per power of two
-/// of microseconds.
-SW_INLINE int sw_board_bucket(uint64_t nanoseconds) {
-    uint64_t micros = nanoseconds / 1000;
-    if (micros < 8) return (int)micros;
-    int magnitude = 63 - __builtin_clzll(micros);
-    int shift = magnitude - 3;
-    int sub = (int)((micros >> shift) & 7);
-    int index = (shift + 1) * 8 + sub;
-    return index < SW_BOARD_BUSY_BUCKETS - 1 ? index : SW_BOARD_BUSY_BUCKETS - 1;
-}
 
 /// Rare (once per busy period that ends in sleep), so out of line.
 __attribute__((noinline, visibility("hidden"))) void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);
