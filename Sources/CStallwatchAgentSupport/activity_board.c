@@ -86,11 +86,18 @@ int sw_board_clock_uses_counter(void) {
     return board_clock.counter_usable;
 }
 
+void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods, int counter) {
+    board->keeps_busy_periods = keeps_busy_periods != 0;
+    uint32_t reasons = keeps_busy_periods ? sw_board_slow_no_busy_period_yet : 0;
+    if (!(counter != 0 && sw_board_clock_uses_counter())) reasons |= sw_board_slow_monotonic_clock;
+    // Added to any the board already has: the main loop's has sw_board_slow_runs_unpublished from the start.
+    atomic_fetch_or_explicit(&board->slow_reasons, reasons, memory_order_release);
+}
+
 sw_activity_board *sw_board_create_on_clock(int keeps_busy_periods, int counter) {
     sw_activity_board *board = calloc(1, sizeof(*board));
     if (board == NULL) return NULL;
-    board->keeps_busy_periods = keeps_busy_periods != 0;
-    board->uses_counter = counter != 0 && sw_board_clock_uses_counter();
+    sw_board_initialize(board, keeps_busy_periods, counter);
     return board;
 }
 
@@ -100,7 +107,11 @@ sw_activity_board *sw_board_create(int keeps_busy_periods) {
 
 void sw_board_destroy(sw_activity_board *board) { free(board); }
 
-int sw_board_uses_counter(const sw_activity_board *board) { return board->uses_counter; }
+static int uses_counter(const sw_activity_board *board) {
+    return !(atomic_load_explicit(&board->slow_reasons, memory_order_relaxed) & sw_board_slow_monotonic_clock);
+}
+
+int sw_board_uses_counter(const sw_activity_board *board) { return uses_counter(board); }
 
 SW_INLINE uint64_t ticks_to_nanoseconds(uint64_t ticks) {
     uint64_t rate = atomic_load_explicit(&sw_board_nanoseconds_per_tick_q32, memory_order_relaxed);
@@ -123,7 +134,7 @@ void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp) {
     uint64_t since = board->busy_since;
     board->busy_since = 0;
     if (since == 0 || stamp <= since) return;
-    uint64_t period = board->uses_counter ? ticks_to_nanoseconds(stamp - since) : stamp - since;
+    uint64_t period = uses_counter(board) ? ticks_to_nanoseconds(stamp - since) : stamp - since;
     _Atomic uint64_t *bucket = &board->busy_periods[busy_bucket(period)];
     atomic_store_explicit(bucket, atomic_load_explicit(bucket, memory_order_relaxed) + 1, memory_order_relaxed);
     if (period > atomic_load_explicit(&board->longest_busy_period, memory_order_relaxed))
@@ -132,18 +143,32 @@ void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp) {
 
 int sw_board_busy_bucket(uint64_t nanoseconds) { return busy_bucket(nanoseconds); }
 
-uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise) {
+/// CLOCK_MONOTONIC now (coarse where `precise` is 0), later than the board's earlier stamps.
+static uint64_t monotonic_stamp(sw_activity_board *board, int precise) {
     uint64_t stamp = sw_board_clock_ns(precise ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
     if (stamp <= board->last_stamp) stamp = board->last_stamp + 1;
     board->last_stamp = stamp;
     return stamp;
 }
 
-void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp) {
-    atomic_store_explicit(&board->end_probe_armed, 0, memory_order_relaxed);
-    // Exact on either clock: the probe is the end of a stall.
-    uint64_t exact = board->uses_counter ? stamp : sw_board_clock_ns(CLOCK_MONOTONIC);
-    atomic_store_explicit(&board->end_probe_stamp, exact, memory_order_release);
+uint64_t sw_board_publish_slowly(sw_activity_board *board, uint8_t mode_phase, int precise, int from_run) {
+    uint32_t reasons = atomic_load_explicit(&board->slow_reasons, memory_order_acquire);
+    if (from_run && (reasons & sw_board_slow_runs_unpublished)) return 0;
+    uint64_t stamp = reasons & sw_board_slow_monotonic_clock ? monotonic_stamp(board, precise) : sw_board_counter();
+    if (board->keeps_busy_periods) {
+        sw_board_track_busy_period(board, mode_phase, stamp);
+        if ((reasons & sw_board_slow_no_busy_period_yet) && board->busy_since != 0)
+            atomic_fetch_and_explicit(&board->slow_reasons, ~(uint32_t)sw_board_slow_no_busy_period_yet,
+                                      memory_order_relaxed);
+    }
+    uint64_t word = sw_board_store(board, stamp, mode_phase);
+    if (reasons & sw_board_slow_end_probe) {
+        atomic_fetch_and_explicit(&board->slow_reasons, ~(uint32_t)sw_board_slow_end_probe, memory_order_relaxed);
+        // Exact on either clock: the probe is the end of a stall.
+        uint64_t exact = reasons & sw_board_slow_monotonic_clock ? sw_board_clock_ns(CLOCK_MONOTONIC) : stamp;
+        atomic_store_explicit(&board->end_probe_stamp, exact, memory_order_release);
+    }
+    return word;
 }
 
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise) {
@@ -176,7 +201,7 @@ uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds) {
         return 0;
     }
     uint64_t packed = word >> sw_low_bits;
-    if (!board->uses_counter) {
+    if (!uses_counter(board)) {
         *nanoseconds = sw_board_unwrap_stamp(packed, sw_board_clock_ns(CLOCK_MONOTONIC));
         return word;
     }
@@ -188,12 +213,12 @@ uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds) {
 
 void sw_board_arm_end_probe(sw_activity_board *board) {
     atomic_store_explicit(&board->end_probe_stamp, 0, memory_order_relaxed);
-    atomic_store_explicit(&board->end_probe_armed, 1, memory_order_release);
+    atomic_fetch_or_explicit(&board->slow_reasons, sw_board_slow_end_probe, memory_order_release);
 }
 
 uint64_t sw_board_end_probe(const sw_activity_board *board) {
     uint64_t stamp = atomic_load_explicit(&board->end_probe_stamp, memory_order_acquire);
-    if (stamp == 0 || !board->uses_counter) return stamp;
+    if (stamp == 0 || !uses_counter(board)) return stamp;
     return counter_stamp_to_nanoseconds(stamp, read_pair());
 }
 

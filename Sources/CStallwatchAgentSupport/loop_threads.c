@@ -16,7 +16,10 @@ typedef int32_t (*sw_run_specific_fn)(void *, void *, double, unsigned char);
 
 static _Atomic(sw_loop_thread_started_fn) started_hook;
 static _Atomic(sw_loop_thread_exiting_fn) exiting_hook;
-static _Atomic(sw_run_specific_fn) real_run_specific;
+static int32_t resolve_and_run(void *loop, void *mode, double seconds, unsigned char return_after_source_handled);
+/// CoreFoundation's CFRunLoopRunSpecific, once looked up; until then the function that looks it up, so that a run
+/// calls through it with no test.
+static _Atomic(sw_run_specific_fn) real_run_specific = resolve_and_run;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 /// Bumped each time hooks are set: a thread is offered again at its first run of each new watch (a second attach).
@@ -73,26 +76,59 @@ __attribute__((noinline)) static int classify_thread(void) {
     return thread_role;
 }
 
-/// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
-/// The main thread's runs publish their entry and exit (sw_main_loop_publisher.h) while the agent watches; another
-/// thread's first run of each watch is offered to it. Every other run is handed on at the cost of a few loads.
-__attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
-    void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
-    SW_NEXT(sw_run_specific_fn, real_run_specific, "CFRunLoopRunSpecific")
+/// The first run in the process: finds CoreFoundation's definition (the next after the agent's) and hands on.
+__attribute__((noinline)) static int32_t resolve_and_run(void *loop, void *mode, double seconds,
+                                                         unsigned char return_after_source_handled) {
+    sw_run_specific_fn real = (sw_run_specific_fn)dlsym(RTLD_NEXT, "CFRunLoopRunSpecific");
     // No CoreFoundation behind us (cannot happen in a process that called this): "finished", as for an empty loop.
     if (real == NULL) return 1;
-    int role = thread_role != 0 ? thread_role : classify_thread();
-    if (role > 0) {
-        sw_activity_board *board = atomic_load_explicit(&sw_main_publisher.run_board, memory_order_acquire);
-        if (board != NULL) {
-            sw_main_run_entered(board, mode);
-            int32_t result = real(loop, mode, seconds, return_after_source_handled);
-            sw_main_run_exited(board, result);
-            return result;
-        }
-    } else {
-        unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
-        if (thread_generation != generation) offer_thread(loop, generation);
-    }
+    atomic_store_explicit(&real_run_specific, real, memory_order_release);
     return real(loop, mode, seconds, return_after_source_handled);
+}
+
+/// A run of the main loop while runs publish (the main board's slow `reasons` without
+/// sw_board_slow_runs_unpublished): its entry and exit around CoreFoundation's run.
+SW_INLINE int32_t publishing_run(void *loop, void *mode, double seconds, unsigned char return_after_source_handled,
+                                 uint32_t reasons) {
+    uint8_t outer = sw_main_run_entered(mode, reasons);
+    int32_t result = atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
+                                                                                    return_after_source_handled);
+    sw_main_run_exited(outer, result);
+    return result;
+}
+
+/// A run of the main thread while runs publish but its board has a slow reason (the end probe armed, the clock
+/// CLOCK_MONOTONIC, no busy period yet). Out of line, so that the common run's code keeps its values in registers.
+__attribute__((noinline)) static int32_t main_run_slowly(void *loop, void *mode, double seconds,
+                                                         unsigned char return_after_source_handled, uint32_t reasons) {
+    return publishing_run(loop, mode, seconds, return_after_source_handled, reasons);
+}
+
+int32_t CFRunLoopRunSpecific(void *loop, void *mode, double seconds, unsigned char return_after_source_handled);
+
+/// A run of a thread other than the main one, or a thread's first (which learns whether it is the main thread).
+__attribute__((noinline)) static int32_t other_thread_run(void *loop, void *mode, double seconds,
+                                                          unsigned char return_after_source_handled) {
+    // Classified once, then back through the stand-in as the thread it is.
+    if (thread_role == 0 && classify_thread() > 0)
+        return CFRunLoopRunSpecific(loop, mode, seconds, return_after_source_handled);
+    unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
+    if (thread_generation != generation) offer_thread(loop, generation);
+    return atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
+                                                                          return_after_source_handled);
+}
+
+/// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
+/// The main thread's runs publish their entry and exit (sw_main_loop_publisher.h) while the agent watches; another
+/// thread's first run of each watch is offered to it. The main thread's runs are handled here, the common one
+/// (watched, nothing slow to do) inline; a run the agent does not watch is handed on at the cost of a few loads.
+__attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
+    void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
+    if (thread_role <= 0) return other_thread_run(loop, mode, seconds, return_after_source_handled);
+    uint32_t reasons = atomic_load_explicit(&sw_main_board.slow_reasons, memory_order_acquire);
+    if (reasons == 0) return publishing_run(loop, mode, seconds, return_after_source_handled, 0);
+    if (reasons & sw_board_slow_runs_unpublished)
+        return atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
+                                                                              return_after_source_handled);
+    return main_run_slowly(loop, mode, seconds, return_after_source_handled, reasons);
 }

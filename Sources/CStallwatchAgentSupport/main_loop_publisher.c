@@ -2,7 +2,20 @@
 // they run on the main thread at every wake and every sleep, and move the same nesting model.
 #include "sw_main_loop_publisher.h"
 
+#include <pthread.h>
+
 struct sw_main_loop_publisher sw_main_publisher;
+// Runs do not publish until a monitor starts; before sw_main_loop_board makes it, the board is not ready to.
+sw_activity_board sw_main_board = {.slow_reasons = sw_board_slow_runs_unpublished};
+
+static pthread_once_t main_board_once = PTHREAD_ONCE_INIT;
+
+static void make_main_board(void) { sw_board_initialize(&sw_main_board, 1, 1); }
+
+sw_activity_board *sw_main_loop_board(void) {
+    pthread_once(&main_board_once, make_main_board);
+    return &sw_main_board;
+}
 
 enum {
     // CFRunLoopActivity bits.
@@ -18,34 +31,45 @@ enum {
     phase_after_waiting = 5,
 };
 
-void sw_main_loop_publisher_start(sw_activity_board *board, sw_mode_index_named_fn index_named,
-                                  sw_current_mode_index_fn current_mode_index, void *default_mode_name,
-                                  int publishes_runs) {
+void sw_main_loop_publisher_start(sw_mode_index_named_fn index_named, sw_current_mode_index_fn current_mode_index,
+                                  void *default_mode_name, int publishes_runs) {
+    sw_activity_board *board = sw_main_loop_board();
     sw_main_publisher.index_named = index_named;
     sw_main_publisher.current_mode_index = current_mode_index;
     sw_main_publisher.default_mode_name = default_mode_name;
-    atomic_store_explicit(&sw_main_publisher.board, board, memory_order_release);
-    atomic_store_explicit(&sw_main_publisher.run_board, publishes_runs ? board : NULL, memory_order_release);
+    atomic_store_explicit(&sw_main_publisher.observed, 1, memory_order_release);
+    if (publishes_runs)
+        atomic_fetch_and_explicit(&board->slow_reasons, ~(uint32_t)sw_board_slow_runs_unpublished,
+                                  memory_order_release);
 }
 
 void sw_main_loop_publisher_stop_runs(void) {
-    atomic_store_explicit(&sw_main_publisher.run_board, NULL, memory_order_release);
+    atomic_fetch_or_explicit(&sw_main_loop_board()->slow_reasons, sw_board_slow_runs_unpublished,
+                             memory_order_release);
 }
 
 void sw_main_loop_modes_changed(void) {
     atomic_store_explicit(&sw_main_publisher.modes_changed, 1, memory_order_release);
 }
 
-uint8_t sw_main_mode_index_asked(void *mode) {
-    if (mode == NULL || sw_main_publisher.index_named == NULL) return 0;
-    uint8_t index = sw_main_publisher.index_named(mode);
+uint8_t sw_main_entry_state_asked(void *mode) {
+    if (mode == NULL || sw_main_publisher.index_named == NULL) return sw_nesting_entry_state(0);
+    uint8_t entry = sw_nesting_entry_state(sw_main_publisher.index_named(mode));
     // Only the default mode's name object is kept: a name Foundation made for one call (any other mode) may be
     // freed after it, and its address reused for another mode's name.
     if (mode == sw_main_publisher.default_mode_name) {
         sw_main_publisher.last_entered_name = mode;
-        sw_main_publisher.last_entered_index = index;
+        sw_main_publisher.last_entry_state = entry;
     }
-    return index;
+    return entry;
+}
+
+void sw_main_first_run_returned(uint8_t outer, int32_t result) {
+    uint64_t word = atomic_load_explicit(&sw_main_board.word, memory_order_relaxed);
+    uint8_t state = result == 1 && word == sw_main_publisher.word_at_entry
+                        ? sw_nesting_cancel_entry_to(&sw_main_publisher.nesting, outer)
+                        : sw_nesting_exit_to(&sw_main_publisher.nesting, outer);
+    sw_board_publish_inside_busy_period(&sw_main_board, state);
 }
 
 /// The index of the main loop's current mode, asked of CoreFoundation (through the Swift callback). Rare: an entry
@@ -67,7 +91,7 @@ static void move(sw_activity_board *board, uint8_t phase, int precise) {
 
 /// The board observers and probes publish to, NULL before the monitor starts.
 static sw_activity_board *observed_board(void) {
-    return atomic_load_explicit(&sw_main_publisher.board, memory_order_acquire);
+    return atomic_load_explicit(&sw_main_publisher.observed, memory_order_acquire) ? &sw_main_board : NULL;
 }
 
 void sw_main_loop_first_observer(void *observer, unsigned long activity, void *info) {

@@ -1,4 +1,4 @@
-// The activity board's layout and its publish path, inline: activity_board.c defines the board around them, and the
+// The activity board's layout and its publish paths, inline: activity_board.c defines the board around them, and the
 // main loop's run hooks (sw_main_loop_publisher.h) publish through them with no call at all. Private to the agent's C.
 #ifndef SW_BOARD_INTERNAL_H
 #define SW_BOARD_INTERNAL_H
@@ -10,6 +10,14 @@
 
 // Always inlined, in debug builds too: publishing must stay one function whose only calls are its rare paths.
 #define SW_INLINE static inline __attribute__((always_inline))
+
+// A rare path the hot paths call: out of line and, where the compiler can, saving every register it uses, so that a
+// caller keeps its own values in registers across the call instead of saving them on every pass.
+#if defined(__has_attribute) && __has_attribute(preserve_most)
+#define SW_RARE __attribute__((noinline, preserve_most, visibility("hidden")))
+#else
+#define SW_RARE __attribute__((noinline, visibility("hidden")))
+#endif
 
 enum {
     // LoopPhase raw values.
@@ -23,16 +31,33 @@ enum {
     sw_low_bits = 8,
 };
 
+/// Why a transition cannot take the inline path and goes through sw_board_publish_slowly: the bits of a board's
+/// `slow_reasons`, all clear in the common case, so that the inline path tests one word for all of them.
+enum {
+    /// The watcher asked for the precise time of the next transition (the end of a stall). Set by the watcher,
+    /// cleared by the transition that records it.
+    sw_board_slow_end_probe = 1u << 0,
+    /// The board is stamped by CLOCK_MONOTONIC, not the time-stamp counter. Fixed when the board is made.
+    sw_board_slow_monotonic_clock = 1u << 1,
+    /// No busy period has begun since the board was made: the next transition of a run, which otherwise leaves
+    /// busy periods alone (sw_board_publish_inside_busy_period), begins it. Cleared once one has.
+    sw_board_slow_no_busy_period_yet = 1u << 2,
+    /// The main loop's runs do not publish (not watched, or entry and exit come from observers): a run's
+    /// transition goes no further. Only the main loop's board has it; only run transitions heed it.
+    sw_board_slow_runs_unpublished = 1u << 3,
+    /// The reasons sw_board_publish_now heeds: it tracks busy periods inline, and publishes every transition.
+    sw_board_slow_for_any_transition = sw_board_slow_end_probe | sw_board_slow_monotonic_clock,
+};
+
 #define SW_STAMP_MASK ((1ull << 56) - 1)
 
 struct sw_activity_board {
     _Atomic uint64_t word;
-    _Atomic int end_probe_armed;
-    /// The board clock's full reading at the first transition after the probe was armed; 0 until then.
-    _Atomic uint64_t end_probe_stamp;
-    /// Which clock the board's stamps come from: the time-stamp counter (1) or CLOCK_MONOTONIC (0).
-    int uses_counter;
+    /// sw_board_slow_* bits.
+    _Atomic uint32_t slow_reasons;
     int keeps_busy_periods;
+    /// The board clock's full reading at the first transition after the end probe was armed; 0 until then.
+    _Atomic uint64_t end_probe_stamp;
     // Written by the loop thread alone: the last stamp on CLOCK_MONOTONIC (each kept later than the one before: the
     // coarse clock may lag the precise one, and repeat) and when the current busy period began (0 while asleep), in
     // the board clock's units.
@@ -61,34 +86,56 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
     return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/// CLOCK_MONOTONIC now (coarse where `precise` is 0), later than the board's earlier stamps. Out of line: the
-/// counter is the common case.
-__attribute__((noinline, visibility("hidden"))) uint64_t sw_board_monotonic_stamp(sw_activity_board *board, int precise);
-/// Records the end probe's time (the first transition after it was armed). Rare, so out of line.
-__attribute__((noinline, visibility("hidden"))) void sw_board_record_end_probe(sw_activity_board *board, uint64_t stamp);
+/// Makes `board` (zeroed) a board on the counter if `counter` (and the counter is usable), else on CLOCK_MONOTONIC.
+__attribute__((visibility("hidden"))) void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods,
+                                                               int counter);
 
 /// Rare (once per busy period that ends in sleep), so out of line.
-__attribute__((noinline, visibility("hidden"))) void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);
+SW_RARE void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);
+
+/// A busy period runs from waking (or entering, or coming back from a loop) to going to sleep.
+SW_INLINE void sw_board_track_busy_period(sw_activity_board *board, uint8_t mode_phase, uint64_t stamp) {
+    uint8_t phase = mode_phase & 0xF;
+    if (phase == sw_phase_sleeping) {
+        sw_board_count_busy_period(board, stamp);
+    } else if (board->busy_since == 0 && ((sw_busy_phases >> phase) & 1)) {
+        board->busy_since = stamp;
+    }
+}
+
+/// Publishes `mode_phase` whatever the board's slow reasons: every case the inline paths leave out (see
+/// sw_board_slow_*). `precise`: on CLOCK_MONOTONIC, the precise clock rather than the coarse one. `from_run`: a run's
+/// entry or exit, which heeds sw_board_slow_runs_unpublished (and then publishes nothing, returning 0). Returns the
+/// word published.
+SW_RARE uint64_t sw_board_publish_slowly(sw_activity_board *board, uint8_t mode_phase, int precise, int from_run);
+
+SW_INLINE uint64_t sw_board_store(sw_activity_board *board, uint64_t stamp, uint8_t mode_phase) {
+    uint64_t word = stamp << sw_low_bits | mode_phase;
+    atomic_store_explicit(&board->word, word, memory_order_relaxed);
+    return word;
+}
 
 /// Publishes `mode_phase` (mode << 4 | phase) at the board clock's time now (on CLOCK_MONOTONIC, the coarse one
 /// unless `precise`); returns the new word. `keeps_busy_periods` is the board's (a constant where the caller knows
 /// it, which leaves the check out).
 SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_phase, int precise,
                                         int keeps_busy_periods) {
-    uint64_t stamp = board->uses_counter ? sw_board_counter() : sw_board_monotonic_stamp(board, precise);
-    if (keeps_busy_periods) {
-        // A busy period runs from waking (or entering, or coming back from a loop) to going to sleep.
-        uint8_t phase = mode_phase & 0xF;
-        if (phase == sw_phase_sleeping) {
-            sw_board_count_busy_period(board, stamp);
-        } else if (board->busy_since == 0 && ((sw_busy_phases >> phase) & 1)) {
-            board->busy_since = stamp;
-        }
-    }
-    uint64_t word = stamp << sw_low_bits | mode_phase;
-    atomic_store_explicit(&board->word, word, memory_order_relaxed);
-    if (atomic_load_explicit(&board->end_probe_armed, memory_order_relaxed)) sw_board_record_end_probe(board, stamp);
-    return word;
+    if (atomic_load_explicit(&board->slow_reasons, memory_order_relaxed) & sw_board_slow_for_any_transition)
+        return sw_board_publish_slowly(board, mode_phase, precise, 0);
+    uint64_t stamp = sw_board_counter();
+    if (keeps_busy_periods) sw_board_track_busy_period(board, mode_phase, stamp);
+    return sw_board_store(board, stamp, mode_phase);
+}
+
+/// Publishes a run's entry or exit (`mode_phase`), precisely, with the busy periods left alone: neither begins or
+/// ends one. A run's entry and exit come while the thread is busy: the loop sleeps only after `beforeWaiting`, and
+/// `afterWaiting` (published by the observers, which track busy periods) always comes before the thread can do
+/// anything else; the first transition on a new board goes the slow way, which begins the first period. Returns the
+/// word published (0 if runs do not publish).
+SW_INLINE uint64_t sw_board_publish_inside_busy_period(sw_activity_board *board, uint8_t mode_phase) {
+    if (atomic_load_explicit(&board->slow_reasons, memory_order_relaxed) != 0)
+        return sw_board_publish_slowly(board, mode_phase, 1, 1);
+    return sw_board_store(board, sw_board_counter(), mode_phase);
 }
 
 #endif

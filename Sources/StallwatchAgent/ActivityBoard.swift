@@ -12,22 +12,31 @@ import StallwatchCore
 /// the coarse clock (a few ns, 1–4 ms resolution), every other transition the precise one. Going to sleep also adds
 /// the busy period just ended to a histogram.
 final class ActivityBoard: Sendable {
-    static let shared = ActivityBoard(keepsBusyPeriods: true)
+    /// The main loop's, which the agent's C keeps for the life of the process (`sw_main_loop_board`): its run hooks
+    /// reach it at a fixed address.
+    static let shared = ActivityBoard(storage: sw_main_loop_board(), owned: false)
 
-    /// Freed with the board: the main loop's (``shared``) lives as long as the process; another thread's goes with the
-    /// thread's watch (its ``LoopThread`` or ``ExecutorThread``), once the thread exited or a later watch replaced it,
-    /// so nothing publishes to it any more (a pool whose threads come and go would otherwise leak a board for each).
+    /// Another thread's goes with the thread's watch (its ``LoopThread`` or ``ExecutorThread``), freed with this
+    /// object once the thread exited or a later watch replaced it, so nothing publishes to it any more (a pool whose
+    /// threads come and go would otherwise leak a board for each).
     nonisolated(unsafe) let storage: OpaquePointer
+    private let owned: Bool
 
-    init(keepsBusyPeriods: Bool) {
+    /// A board of its own, freed with this object.
+    convenience init(keepsBusyPeriods: Bool) {
         guard let storage = sw_board_create(keepsBusyPeriods ? 1 : 0) else {
             fatalError("stallwatch: out of memory for the activity board")
         }
+        self.init(storage: storage, owned: true)
+    }
+
+    private init(storage: OpaquePointer, owned: Bool) {
         self.storage = storage
+        self.owned = owned
     }
 
     deinit {
-        sw_board_destroy(storage)
+        if owned { sw_board_destroy(storage) }
     }
 
     /// Publishes a transition. The loop's own thread only (the observers run there).

@@ -54,7 +54,6 @@ enum RunLoopObservers {
     /// ``RunLoopModes`` when a mode is not the one seen last.
     static func startPublishing() {
         sw_main_loop_publisher_start(
-            ActivityBoard.shared.storage,
             { name in
                 guard let name else { return 0 }
                 return RunLoopModes.index(named: Unmanaged<CFString>.fromOpaque(name).takeUnretainedValue())

@@ -47,7 +47,8 @@ public struct RunLoopNesting: Sendable {
 
     public init() {}
 
-    /// How many loops the thread is inside.
+    /// How many loops the thread is inside, of those entered through ``apply(_:mode:)`` (or found by
+    /// ``resynchronize(mode:)``); a loop entered by ``enterKeepingOuter(mode:)`` keeps its outer state in its caller.
     public var depth: Int { Int(model.loops) }
 
     /// Whether the next activity needs ``resynchronize(mode:)`` first: a loop is reporting though no entry was
@@ -78,6 +79,28 @@ public struct RunLoopNesting: Sendable {
     @discardableResult @inlinable
     public mutating func cancelEntry() -> State {
         Self.state(sw_nesting_cancel_entry(&model))
+    }
+
+    /// `entry` in `mode` for a caller that keeps the state it came from: the byte returned, handed back to
+    /// ``exit(to:)`` or ``cancelEntry(to:)`` when the loop returns. The agent's `CFRunLoopRunSpecific` keeps it in its
+    /// own frame, so its runs unwind exactly at any depth; the same model as ``apply(_:mode:)``, and the two
+    /// interleave.
+    @inlinable
+    public mutating func enterKeepingOuter(mode: UInt8) -> (state: State, outer: UInt8) {
+        let outer = sw_nesting_enter_keeping_outer(&model, sw_nesting_entry_state(mode))
+        return (Self.state(model.current), outer)
+    }
+
+    /// `exit` of a loop entered by ``enterKeepingOuter(mode:)`` from `outer`.
+    @discardableResult @inlinable
+    public mutating func exit(to outer: UInt8) -> State {
+        Self.state(sw_nesting_exit_to(&model, outer))
+    }
+
+    /// ``cancelEntry()`` for an entry made by ``enterKeepingOuter(mode:)`` from `outer`.
+    @discardableResult @inlinable
+    public mutating func cancelEntry(to outer: UInt8) -> State {
+        Self.state(sw_nesting_cancel_entry_to(&model, outer))
     }
 
     /// Repairs the stack when the loop reports `mode` as current: if it is not the mode of the loop on record,

@@ -160,10 +160,14 @@ import Testing
         let runPaths = ["CFRunLoopRunSpecific", "sw_main_loop_first_observer", "sw_main_loop_last_observer"]
         let listings = try Self.instructions(of: ["sw_board_publish"] + runPaths)
         let publish = listings["sw_board_publish"] ?? []
+        let standIn = listings["CFRunLoopRunSpecific"] ?? []
         #if arch(x86_64)
             #expect(publish.contains { Self.mnemonic(of: $0) == "rdtsc" }, "the counter is read inline")
+            #expect(
+                standIn.filter { Self.mnemonic(of: $0) == "rdtsc" }.count >= 2,
+                "a run's entry and exit read the counter inline")
         #endif
-        let rarePaths = ["<sw_board_monotonic_stamp", "<sw_board_record_end_probe", "<sw_board_count_busy_period"]
+        let rarePaths = ["<sw_board_publish_slowly", "<sw_board_count_busy_period"]
         let calls = Self.calls(in: publish, of: "sw_board_publish")
         let other = calls.filter { call in !rarePaths.contains { call.contains($0) } }
         #expect(!calls.isEmpty, "the rare paths are out of line")
@@ -176,6 +180,14 @@ import Testing
                 !calls.contains { $0.contains("<sw_main_run_") || $0.contains("<sw_nesting_") },
                 "\(symbol): the run hooks and the nesting model are inlined:\n\(calls.joined(separator: "\n"))")
         }
+        // The stand-in calls CoreFoundation's run (through a pointer) and, directly, only its rare paths.
+        let standInRarePaths =
+            rarePaths + [
+                "<sw_main_entry_state_asked", "<sw_main_first_run_returned", "<main_run_slowly", "<other_thread_run",
+            ]
+        let direct = Self.calls(in: standIn, of: "CFRunLoopRunSpecific").filter { $0.contains("<") }
+        let unexpected = direct.filter { call in !standInRarePaths.contains { call.contains($0) } }
+        #expect(unexpected.isEmpty, "CFRunLoopRunSpecific calls more:\n\(unexpected.joined(separator: "\n"))")
     }
 
     /// The instruction lines of each symbol's code in the agent's C.

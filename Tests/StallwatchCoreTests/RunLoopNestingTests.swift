@@ -159,6 +159,65 @@ private struct NestedLoop {
         #expect(nesting.cancelEntry().phase == .outsideLoop, "nothing to undo")
     }
 
+    /// The agent's `CFRunLoopRunSpecific` keeps each run's outer state in its own frame: over any properly nested
+    /// sequence of runs and moves, that gives the same states as the model's own stack.
+    @Test func outerStatesKeptByTheCallerMatchTheModelsOwnStack() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var own = RunLoopNesting()
+            var kept = RunLoopNesting()
+            var outers: [UInt8] = []
+            let moves: [RunLoopNesting.Activity] = [.beforeSources, .beforeWaiting, .sleeping, .afterWaiting]
+            for _ in 0..<60 {
+                let choice = Int.random(in: 0..<4, using: &generator)
+                if choice == 0 && outers.count < RunLoopNesting.recordedDepth {
+                    let mode = UInt8.random(in: 0...15, using: &generator)
+                    let expected = own.apply(.entry, mode: mode)
+                    let (state, outer) = kept.enterKeepingOuter(mode: mode)
+                    #expect(state == expected)
+                    outers.append(outer)
+                } else if choice == 1, let outer = outers.popLast() {
+                    #expect(kept.exit(to: outer) == own.apply(.exit))
+                } else if !outers.isEmpty {
+                    let move = moves.randomElement(using: &generator)!
+                    #expect(kept.apply(move) == own.apply(move))
+                }
+                #expect(kept.state == own.state)
+                #expect(kept.needsMode(for: .afterWaiting) == own.needsMode(for: .afterWaiting))
+            }
+        }
+    }
+
+    /// Kept by the caller, every level is restored exactly, however deep; the outermost exit leaves the loops.
+    @Test func outerStatesKeptByTheCallerUnwindExactlyAtAnyDepth() {
+        var nesting = RunLoopNesting()
+        let deepest = RunLoopNesting.recordedDepth * 2
+        var outers: [UInt8] = []
+        for level in 1...deepest {
+            outers.append(nesting.enterKeepingOuter(mode: UInt8(level % 15 + 1)).outer)
+            nesting.apply(.afterWaiting)
+        }
+        for level in stride(from: deepest, to: 1, by: -1) {
+            let restored = nesting.exit(to: outers.removeLast())
+            #expect(restored == .init(phase: .afterWaiting, mode: UInt8((level - 1) % 15 + 1)), "leaving loop \(level)")
+        }
+        #expect(nesting.exit(to: outers.removeLast()) == .init(phase: .outsideLoop, mode: 0))
+        // A run entered from between two runs (a pumped loop) also leaves to outside.
+        let outer = nesting.enterKeepingOuter(mode: 3).outer
+        #expect(nesting.exit(to: outer) == .init(phase: .outsideLoop, mode: 0))
+    }
+
+    @Test func aRunNeverEnteredIsUndoneToTheOuterStateTheCallerKept() {
+        var nesting = RunLoopNesting()
+        let first = nesting.enterKeepingOuter(mode: 1).outer
+        #expect(nesting.cancelEntry(to: first) == .init(phase: .notStarted, mode: 0), "not outside a loop it never ran")
+        let outer = nesting.enterKeepingOuter(mode: 1).outer
+        nesting.apply(.afterWaiting)
+        let nested = nesting.enterKeepingOuter(mode: 2).outer
+        #expect(nesting.cancelEntry(to: nested) == .init(phase: .afterWaiting, mode: 1), "back in the outer callout")
+        #expect(nesting.exit(to: outer).phase == .outsideLoop)
+    }
+
     @Test func modeSurvivesTheOneWordEncoding() {
         let word = PackedActivity.pack(phase: .afterWaiting, mode: 13) | 9 << 8
         let snapshot = PackedActivity.unpack(word, timestamp: 7_000_000)

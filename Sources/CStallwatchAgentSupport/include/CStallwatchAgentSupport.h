@@ -100,13 +100,16 @@ typedef uint8_t (*sw_mode_index_named_fn)(void *name);
 /// The index of the main loop's current mode, with the identity of its name object in `name` (NULL for none).
 /// Main thread.
 typedef uint8_t (*sw_current_mode_index_fn)(void **name);
-/// Starts publishing the main loop's activity to `board`, one that keeps busy periods (see main_loop_publisher.c): from the observers made with
-/// sw_main_loop_first_observer and sw_main_loop_last_observer, from sw_main_loop_progress, and, if `publishes_runs`
-/// (sw_agent_runs_pass_through_agent()), from every run of the main loop through the agent's CFRunLoopRunSpecific:
-/// each run's entry and exit without CoreFoundation's observer dispatch. The callbacks name modes (slow paths).
-void sw_main_loop_publisher_start(sw_activity_board *board, sw_mode_index_named_fn index_named,
-                                  sw_current_mode_index_fn current_mode_index, void *default_mode_name,
-                                  int publishes_runs);
+/// The main loop's activity board, made at the first call, for the life of the process: the one the observers, the
+/// probes and the agent's CFRunLoopRunSpecific publish to (see sw_main_loop_publisher.h).
+sw_activity_board *sw_main_loop_board(void);
+/// Starts publishing the main loop's activity to its board (sw_main_loop_board, one that keeps busy periods; see
+/// main_loop_publisher.c): from the observers made with sw_main_loop_first_observer and sw_main_loop_last_observer,
+/// from sw_main_loop_progress, and, if `publishes_runs` (sw_agent_runs_pass_through_agent()), from every run of the
+/// main loop through the agent's CFRunLoopRunSpecific: each run's entry and exit without CoreFoundation's observer
+/// dispatch. The callbacks name modes (slow paths).
+void sw_main_loop_publisher_start(sw_mode_index_named_fn index_named, sw_current_mode_index_fn current_mode_index,
+                                  void *default_mode_name, int publishes_runs);
 /// Runs no longer publish their entry and exit (the observers are invalidated by their owner).
 void sw_main_loop_publisher_stop_runs(void);
 /// Observers were added to a mode a loop may already be running in: the next transition repairs the nesting.

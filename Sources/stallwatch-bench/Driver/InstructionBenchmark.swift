@@ -103,15 +103,41 @@ struct InstructionBenchmark {
             // Per observed transition where the loop passes some every iteration; the tight loop passes none (what
             // the agent still costs it is the progress probes, spread over the iterations between two of them).
             let transitions = Self.observedTransitions(workload)
-            let perTransition = transitions > 0 ? agentCodePerUnit / Double(transitions) : agentCodePerUnit
+            guard transitions > 0 else {
+                report.targets.append(
+                    TargetCheck(
+                        "\(workload.rawValue): the agent's own instructions per iteration",
+                        measured: Format.fixed(agentCodePerUnit, 0), target: "≤ 20", met: agentCodePerUnit <= 20,
+                        limit: "the progress probes"))
+                continue
+            }
+            // What watching adds in the agent's code, against the same agent loaded but not watching: its
+            // CFRunLoopRunSpecific then only checks the thread and the board and hands the run on, which is what
+            // standing in front of CoreFoundation costs every run (as CoreFoundation's dispatch is what observing
+            // costs, the empty-observers column).
+            BenchOutput.progress("instructions: \(workload.rawValue), agent loaded, not watching")
+            let (short, long) = Self.sizes(workload)
+            let idleFew = try profile(
+                workload, .bare, iterations: short, valgrind: valgrind, copies: copies, idleAgent: true)
+            let idleMany = try profile(
+                workload, .bare, iterations: long, valgrind: valgrind, copies: copies, idleAgent: true)
+            let agent = "/" + URL(fileURLWithPath: copies.agent).lastPathComponent
+            let idlePerUnit =
+                (Double(idleMany.instructions(inObjectEndingWith: agent))
+                    - Double(idleFew.instructions(inObjectEndingWith: agent))) / Double(long - short)
+            let perTransition = (agentCodePerUnit - idlePerUnit) / Double(transitions)
+            report.lines.append(
+                "\(workload.rawValue): in the agent's code per iteration \(Format.fixed(agentCodePerUnit, 1)) watched, "
+                    + "\(Format.fixed(idlePerUnit, 1)) loaded but not watching (the stand-in handing each run on); "
+                    + "\(transitions) observed transitions an iteration: \(Format.fixed(agentCodePerUnit / Double(transitions), 1)) "
+                    + "each in all, \(Format.fixed(perTransition, 1)) each for watching")
             report.targets.append(
                 TargetCheck(
-                    "\(workload.rawValue): the agent's own instructions per "
-                        + (transitions > 0 ? "observed transition (\(transitions) an iteration)" : "iteration"),
-                    measured: Format.fixed(perTransition, 0), target: "≤ 20", met: perTransition <= 20,
-                    limit: "instructions executed in the agent's own code (callgrind, by object): the interposed"
-                        + " CFRunLoopRunSpecific's frame (its thread-locals, the call on) and each run's entry and exit"
-                        + " (the nesting model, the stamp, the store); on the tight loop, the progress probes"))
+                    "\(workload.rawValue): the agent's own instructions per observed transition (\(transitions) an "
+                        + "iteration), beyond the stand-in's hand-on",
+                    measured: Format.fixed(perTransition, 1), target: "≤ 20", met: perTransition <= 20,
+                    limit: "each run's entry and exit (the mode, the nesting model, the stamp, the store, the"
+                        + " slow-reasons check) and the frame that keeps the outer state across CoreFoundation's run"))
         }
         report.tables.append(table)
         return report
@@ -120,7 +146,7 @@ struct InstructionBenchmark {
     /// The main thread's profile for one run of `iterations`.
     private func profile(
         _ workload: BenchCommand.Workload, _ variant: Variant, iterations: UInt64, valgrind: String,
-        copies: StrippedCopies
+        copies: StrippedCopies, idleAgent: Bool = false
     ) throws(BenchError) -> CallgrindProfile {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent(
             "stallwatch-bench-callgrind-\(getpid())-\(UUID().uuidString)")
@@ -135,7 +161,10 @@ struct InstructionBenchmark {
             // under valgrind would only measure valgrind.
             arguments = [products.stallwatch, "run", "--threshold", "60s", "--"] + arguments
         }
-        let child = try ChildProcess(arguments, environment: ["STALLWATCH_AGENT_LIBRARY": copies.agent])
+        // Loaded alone (`idleAgent`), the agent's library starts no watch: nothing tells it to.
+        let environment =
+            idleAgent ? ["LD_PRELOAD": copies.agent] : ["STALLWATCH_AGENT_LIBRARY": copies.agent]
+        let child = try ChildProcess(arguments, environment: environment)
         let status = try child.wait(timeout: 900)
         guard status == 0 else {
             throw BenchError("\(arguments.joined(separator: " ")) exited with \(status): \(child.standardError)")
