@@ -4,7 +4,8 @@
 
 #include <pthread.h>
 
-struct sw_main_loop_publisher sw_main_publisher;
+// A run asked for no mode, before any name is kept, matches the name kept (NULL): the entry of mode 0, none.
+struct sw_main_loop_publisher sw_main_publisher = {.last_entry_state = sw_nesting_phase_entry};
 // Runs do not publish until a monitor starts; before sw_main_loop_board makes it, the board is not ready to.
 sw_activity_board sw_main_board = {.slow_reasons = sw_board_slow_runs_unpublished};
 

@@ -40,14 +40,15 @@ extern struct sw_main_loop_publisher sw_main_publisher __attribute__((visibility
 SW_RARE uint8_t sw_main_entry_state_asked(void *mode);
 
 /// The return of a run entered from outside every loop in a state other than plain outsideLoop: before the thread's
-/// first run was entered (notStarted), where a run that CoreFoundation never entered must be undone. Rare.
+/// first run was entered (notStarted; or outsideLoop with a mode, as a repair of the nesting leaves it until the
+/// next move), where undoing a run CoreFoundation never entered differs from leaving it. Rare.
 SW_RARE void sw_main_first_run_returned(uint8_t outer, int32_t result);
 
 /// A run of the main loop begins, in the mode it was asked for: returns the state it was entered from, for
 /// sw_main_run_exited. `reasons`: the main board's slow reasons, read by the caller, which has checked that runs
 /// publish.
 SW_INLINE uint8_t sw_main_run_entered(void *mode, uint32_t reasons) {
-    // A NULL mode matches only before any name is kept, when the entry state kept is 0 (none), as it should be.
+    // A NULL mode matches only before any name is kept, when the entry state kept is mode 0's (none).
     uint8_t entry = mode == sw_main_publisher.last_entered_name ? sw_main_publisher.last_entry_state
                                                                 : sw_main_entry_state_asked(mode);
     uint8_t outer = sw_nesting_enter_keeping_outer(&sw_main_publisher.nesting, entry);
