@@ -45,6 +45,13 @@ struct InstructionBenchmark {
         let directory: URL
         var bench: String { directory.appendingPathComponent("stallwatch-bench").path }
         var agent: String { directory.appendingPathComponent("libStallwatchAgent.so").path }
+
+        /// The instructions executed inside the agent's library in the longer run of a pair beyond the shorter.
+        func agentCode(few: CallgrindProfile, many: CallgrindProfile) -> Double {
+            let object = "/" + URL(fileURLWithPath: agent).lastPathComponent
+            return Double(many.instructions(inObjectEndingWith: object))
+                - Double(few.instructions(inObjectEndingWith: object))
+        }
     }
 
     func run() throws(BenchError) -> SectionReport {
@@ -79,12 +86,7 @@ struct InstructionBenchmark {
                 let many = try profile(workload, variant, iterations: long, valgrind: valgrind, copies: copies)
                 let work = Double(long - short)
                 perUnit[variant] = (Double(many.total) - Double(few.total)) / work
-                if variant == .watched {
-                    let agent = "/" + URL(fileURLWithPath: copies.agent).lastPathComponent
-                    agentCodePerUnit =
-                        (Double(many.instructions(inObjectEndingWith: agent))
-                            - Double(few.instructions(inObjectEndingWith: agent))) / work
-                }
+                if variant == .watched { agentCodePerUnit = copies.agentCode(few: few, many: many) / work }
             }
             let bare = perUnit[.bare] ?? 0
             let watched = perUnit[.watched] ?? 0
@@ -121,10 +123,7 @@ struct InstructionBenchmark {
                 workload, .bare, iterations: short, valgrind: valgrind, copies: copies, idleAgent: true)
             let idleMany = try profile(
                 workload, .bare, iterations: long, valgrind: valgrind, copies: copies, idleAgent: true)
-            let agent = "/" + URL(fileURLWithPath: copies.agent).lastPathComponent
-            let idlePerUnit =
-                (Double(idleMany.instructions(inObjectEndingWith: agent))
-                    - Double(idleFew.instructions(inObjectEndingWith: agent))) / Double(long - short)
+            let idlePerUnit = copies.agentCode(few: idleFew, many: idleMany) / Double(long - short)
             let perTransition = (agentCodePerUnit - idlePerUnit) / Double(transitions)
             report.lines.append(
                 "\(workload.rawValue): in the agent's code per iteration \(Format.fixed(agentCodePerUnit, 1)) watched, "
