@@ -86,13 +86,18 @@ __attribute__((noinline)) static int32_t resolve_and_run(void *loop, void *mode,
     return real(loop, mode, seconds, return_after_source_handled);
 }
 
+/// Hands the run on to CoreFoundation's CFRunLoopRunSpecific.
+SW_INLINE int32_t hand_on(void *loop, void *mode, double seconds, unsigned char return_after_source_handled) {
+    return atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
+                                                                          return_after_source_handled);
+}
+
 /// A run of the main loop while runs publish (the main board's slow `reasons` without
 /// sw_board_slow_runs_unpublished): its entry and exit around CoreFoundation's run.
 SW_INLINE int32_t publishing_run(void *loop, void *mode, double seconds, unsigned char return_after_source_handled,
                                  uint32_t reasons) {
     uint8_t outer = sw_main_run_entered(mode, reasons);
-    int32_t result = atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
-                                                                                    return_after_source_handled);
+    int32_t result = hand_on(loop, mode, seconds, return_after_source_handled);
     sw_main_run_exited(outer, result);
     return result;
 }
@@ -114,8 +119,7 @@ __attribute__((noinline)) static int32_t other_thread_run(void *loop, void *mode
         return CFRunLoopRunSpecific(loop, mode, seconds, return_after_source_handled);
     unsigned generation = atomic_load_explicit(&hooks_generation, memory_order_acquire);
     if (thread_generation != generation) offer_thread(loop, generation);
-    return atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
-                                                                          return_after_source_handled);
+    return hand_on(loop, mode, seconds, return_after_source_handled);
 }
 
 /// CoreFoundation's `CFRunLoopRunSpecific(CFRunLoopRef, CFStringRef, CFTimeInterval, Boolean)`, in plain C types.
@@ -127,8 +131,6 @@ __attribute__((visibility("default"))) int32_t CFRunLoopRunSpecific(
     if (thread_role <= 0) return other_thread_run(loop, mode, seconds, return_after_source_handled);
     uint32_t reasons = atomic_load_explicit(&sw_main_board.slow_reasons, memory_order_acquire);
     if (reasons == 0) return publishing_run(loop, mode, seconds, return_after_source_handled, 0);
-    if (reasons & sw_board_slow_runs_unpublished)
-        return atomic_load_explicit(&real_run_specific, memory_order_acquire)(loop, mode, seconds,
-                                                                              return_after_source_handled);
+    if (reasons & sw_board_slow_runs_unpublished) return hand_on(loop, mode, seconds, return_after_source_handled);
     return main_run_slowly(loop, mode, seconds, return_after_source_handled, reasons);
 }

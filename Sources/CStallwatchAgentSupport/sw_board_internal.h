@@ -86,7 +86,8 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
     return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/// Makes `board` (zeroed) a board on the counter if `counter` (and the counter is usable), else on CLOCK_MONOTONIC.
+/// Makes `board` (zeroed, but for slow reasons it starts with, which it keeps) a board on the counter if `counter`
+/// (and the counter is usable), else on CLOCK_MONOTONIC.
 __attribute__((visibility("hidden"))) void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods,
                                                                int counter);
 
@@ -130,12 +131,17 @@ SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_p
 /// Publishes a run's entry or exit (`mode_phase`), precisely, with the busy periods left alone: neither begins or
 /// ends one. A run's entry and exit come while the thread is busy: the loop sleeps only after `beforeWaiting`, and
 /// `afterWaiting` (published by the observers, which track busy periods) always comes before the thread can do
-/// anything else; the first transition on a new board goes the slow way, which begins the first period. Returns the
-/// word published (0 if runs do not publish).
-SW_INLINE uint64_t sw_board_publish_inside_busy_period(sw_activity_board *board, uint8_t mode_phase) {
-    if (atomic_load_explicit(&board->slow_reasons, memory_order_relaxed) != 0)
-        return sw_board_publish_slowly(board, mode_phase, 1, 1);
+/// anything else; the first transition on a new board goes the slow way, which begins the first period. `reasons`:
+/// the board's slow reasons, as the caller read them. Returns the word published (0 if runs do not publish).
+SW_INLINE uint64_t sw_board_publish_run_transition(sw_activity_board *board, uint8_t mode_phase, uint32_t reasons) {
+    if (reasons != 0) return sw_board_publish_slowly(board, mode_phase, 1, 1);
     return sw_board_store(board, sw_board_counter(), mode_phase);
+}
+
+/// sw_board_publish_run_transition with the board's slow reasons read now.
+SW_INLINE uint64_t sw_board_publish_inside_busy_period(sw_activity_board *board, uint8_t mode_phase) {
+    return sw_board_publish_run_transition(board, mode_phase,
+                                           atomic_load_explicit(&board->slow_reasons, memory_order_relaxed));
 }
 
 #endif

@@ -52,8 +52,7 @@ SW_INLINE uint8_t sw_main_run_entered(void *mode, uint32_t reasons) {
     uint8_t entry = mode == sw_main_publisher.last_entered_name ? sw_main_publisher.last_entry_state
                                                                 : sw_main_entry_state_asked(mode);
     uint8_t outer = sw_nesting_enter_keeping_outer(&sw_main_publisher.nesting, entry);
-    sw_main_publisher.word_at_entry = reasons == 0 ? sw_board_store(&sw_main_board, sw_board_counter(), entry)
-                                                   : sw_board_publish_slowly(&sw_main_board, entry, 1, 1);
+    sw_main_publisher.word_at_entry = sw_board_publish_run_transition(&sw_main_board, entry, reasons);
     return outer;
 }
 

@@ -44,10 +44,15 @@ static inline __attribute__((always_inline)) uint8_t sw_nesting_restore_outer(sw
     return nesting->current;
 }
 
+/// The state byte of a loop's entry in `mode`.
+static inline __attribute__((always_inline)) uint8_t sw_nesting_entry_state(uint8_t mode) {
+    return (uint8_t)((mode & 0xF) << 4 | sw_nesting_phase_entry);
+}
+
 /// A loop is entered in `mode`.
 static inline __attribute__((always_inline)) uint8_t sw_nesting_enter(sw_nesting *nesting, uint8_t mode) {
     sw_nesting_push(nesting);
-    nesting->current = (uint8_t)((mode & 0xF) << 4 | sw_nesting_phase_entry);
+    nesting->current = sw_nesting_entry_state(mode);
     return nesting->current;
 }
 
@@ -64,11 +69,6 @@ static inline __attribute__((always_inline)) uint8_t sw_nesting_exit(sw_nesting 
 static inline __attribute__((always_inline)) uint8_t sw_nesting_cancel_entry(sw_nesting *nesting) {
     if (nesting->loops == 0) return nesting->current;
     return sw_nesting_restore_outer(nesting);
-}
-
-/// The state byte of a loop's entry in `mode`.
-static inline __attribute__((always_inline)) uint8_t sw_nesting_entry_state(uint8_t mode) {
-    return (uint8_t)((mode & 0xF) << 4 | sw_nesting_phase_entry);
 }
 
 /// Whether a thread in `state` is outside every loop: before any, or between two (a thread that pumps its loop
