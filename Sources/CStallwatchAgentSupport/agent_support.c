@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,8 +70,8 @@ __attribute__((constructor)) static void sw_agent_constructor(void) {
     // Under `stallwatch run`, the workload ends with the collector that launched it: a stallwatch killed
     // with SIGKILL must not leave it running on its own, holding the terminal. Only the collector's direct
     // child: the death signal follows the parent *thread*, which in the workload's own children may be any
-    // short-lived thread.
-    const char *collector = getenv("STALLWATCH_COLLECTOR_PID");
+    // short-lived thread. secure_getenv: in a set-user-ID program the caller chose the environment.
+    const char *collector = secure_getenv("STALLWATCH_COLLECTOR_PID");
     if (collector != NULL && atoi(collector) == (int)getppid()) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         // The collector may have died between our fork and the prctl: then no signal would ever come.
@@ -100,6 +101,8 @@ uint64_t sw_agent_now_ns(void) {
 }
 
 pid_t sw_agent_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+int sw_agent_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
 
 int sw_agent_set_ptracer(pid_t pid) {
     return prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0 ? 0 : -errno;

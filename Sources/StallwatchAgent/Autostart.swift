@@ -8,10 +8,11 @@ import StallwatchCore
 /// Does nothing unless `stallwatch run` set ``AgentEnvironment/socket``, or ``AgentEnvironment/listen`` asks the
 /// agent to wait for `stallwatch attach` (see ``AgentListener``): a program that merely links the agent starts it
 /// through ``StallMonitor/start(_:handler:)``. The variables stay in the environment, so a workload started through
-/// a wrapper (`sh -c`, `env`) is watched once it execs the real program.
+/// a wrapper (`sh -c`, `env`) is watched once it execs the real program. A set-user-ID program honours none of them
+/// (``AgentEnvironment/current``).
 @_cdecl("stallwatch_agent_autostart")
 public func stallwatchAgentAutostart() {
-    let environment = ProcessInfo.processInfo.environment
+    let environment = AgentEnvironment.current
     guard let socketText = environment[AgentEnvironment.socket], let socket = Int32(socketText), socket >= 0 else {
         if let listen = environment[AgentEnvironment.listen], !listen.isEmpty, listen != "0" {
             AgentListener.start(environment: environment)

@@ -39,7 +39,7 @@ final class CaptureHelperClient {
     func start() {
         guard !started else { return }
         started = true
-        let environment = ProcessInfo.processInfo.environment
+        let environment = AgentEnvironment.current
         let candidates = CaptureHelperRole.candidates(
             configured: configuredPath, environment: environment,
             agentLibrary: sw_agent_library_path().map { String(cString: $0) },
@@ -58,7 +58,7 @@ final class CaptureHelperClient {
         }
         var spawn = Spawn(
             executable: path, arguments: [path] + CaptureHelperRole.arguments(appPid: getpid()),
-            environment: Spawn.environmentStrings(Self.helperEnvironment(environment)))
+            environment: Spawn.environmentStrings(AgentEnvironment.forHelper(environment)))
         spawn.fileActions = [
             .duplicate(pair[1], to: CaptureHelperRole.socketDescriptor),
             .open("/dev/null", flags: O_RDONLY, to: 0), .open("/dev/null", flags: O_WRONLY, to: 1),
@@ -75,14 +75,6 @@ final class CaptureHelperClient {
         socket = pair[0]
         // Under Yama's ptrace_scope 1 a child may not trace its parent unless named.
         _ = sw_agent_set_ptracer(helperPid)
-    }
-
-    /// The app's environment without what would load the agent into the helper or make it watch something.
-    static func helperEnvironment(_ environment: [String: String]) -> [String: String] {
-        environment.filter {
-            !["LD_PRELOAD", AgentEnvironment.socket, AgentEnvironment.listen, AgentEnvironment.collectorPid].contains(
-                $0.key)
-        }
     }
 
     /// Asks for thread `tid`'s stack and waits for the answer, at most ``answerTimeoutNanoseconds``.

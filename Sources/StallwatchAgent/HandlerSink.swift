@@ -6,6 +6,29 @@ import StallwatchCore
 import StallwatchImages
 import Synchronization
 
+/// How library mode takes a stalled thread's stack.
+enum LibraryCapture {
+    /// Through the capture helper (ptrace), with a signal when the helper cannot be had.
+    case helper(CaptureHelperClient)
+    /// With a signal, as the app asked.
+    case signal
+    /// Not at all: each stall is reported without stacks, and `reason` says why.
+    case none(reason: String)
+
+    var helper: CaptureHelperClient? {
+        if case .helper(let helper) = self { helper } else { nil }
+    }
+
+    /// The method a stall's report starts with.
+    var method: CaptureMethod {
+        switch self {
+        case .helper: .ptrace
+        case .signal: .signal
+        case .none: .none
+        }
+    }
+}
+
 /// Assembles each stall's report and hands it to the app's handler when the stall ends, on the watcher thread.
 final class HandlerSink: StallSink {
     /// One stall between its detection and its end, and its sampling.
@@ -19,8 +42,8 @@ final class HandlerSink: StallSink {
 
     private let settings: WatchSettings
     private let handler: @Sendable (StallReport) -> Void
-    /// Nil when the app asked for signal capture.
-    private let helper: CaptureHelperClient?
+    private let capture: LibraryCapture
+    private var helper: CaptureHelperClient? { capture.helper }
     /// The signal fallback's symbolicator: the toolchain's in-process source only, made the first time it is needed.
     private lazy var symbolicator = Symbolicator()
     /// The open stalls by identifier: several loops (`threads`) may be stalled at once.
@@ -30,9 +53,9 @@ final class HandlerSink: StallSink {
     private let watcherThreadID = Atomic<Int32>(0)
     var watcherThread: Int32 { watcherThreadID.load(ordering: .relaxed) }
 
-    init(settings: WatchSettings, helper: CaptureHelperClient?, handler: @escaping @Sendable (StallReport) -> Void) {
+    init(settings: WatchSettings, capture: LibraryCapture, handler: @escaping @Sendable (StallReport) -> Void) {
         self.settings = settings
-        self.helper = helper
+        self.capture = capture
         self.handler = handler
     }
 
@@ -60,7 +83,7 @@ final class HandlerSink: StallSink {
         else { return }
         var assembler = StallAssembler(
             onset: onset, pid: pid, tid: tid, processName: ProcessInfo.processInfo.processName, settings: settings,
-            captureMethod: helper == nil ? .signal : .ptrace,
+            captureMethod: capture.method,
             threadName: tid == pid ? nil : ThreadInspector.name(pid: pid, tid: tid))
         assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: sw_agent_now_ns())
         var schedule = SampleSchedule(maxSamples: settings.maxSamples)
@@ -82,6 +105,10 @@ final class HandlerSink: StallSink {
         let tid = stall.assembler.report.tid
         stall.assembler.noteState(ThreadInspector.state(pid: stall.assembler.report.pid, tid: tid))
         defer { open[identifier] = stall }
+        if case .none(let reason) = capture {
+            stall.assembler.noteCaptureFailure(reason)
+            return
+        }
         if let helper {
             switch helper.capture(tid: tid, maxFrames: settings.maxFrames) {
             case .captured(let stack):

@@ -24,6 +24,11 @@ import StallwatchImages
 /// trace the app, the monitor captures with a signal instead (which can cut a blocking call on the stalled thread
 /// short) and each report's ``StallReport/captureNote`` says why.
 ///
+/// In a program that runs set-user-ID, set-group-ID or with file capabilities, whose environment its less privileged
+/// caller chose, the monitor reads no `STALLWATCH_*` variable and starts no helper: it reports stalls without stacks,
+/// and each report's note says so (``Configuration/usesHelper`` false still captures with a signal, as the app's own
+/// code chose).
+///
 /// ## Threading
 ///
 /// The handler runs on the monitor's own thread (named `stallwatch`), once per stall, when the stall ends; a stall
@@ -71,10 +76,11 @@ public final class StallMonitor: @unchecked Sendable {
         }
 
         /// The same settings as `stallwatch run` takes; nil when the threshold is not positive or longer than a
-        /// year. `STALLWATCH_STRATEGY` in the environment chooses the strategy, as under `stallwatch run`.
+        /// year. `STALLWATCH_STRATEGY` in the environment chooses the strategy, as under `stallwatch run` (not in a
+        /// set-user-ID program: ``AgentEnvironment/current``).
         var settings: WatchSettings? {
             guard threshold > .zero, threshold < .seconds(365 * 86_400) else { return nil }
-            let environment = ProcessInfo.processInfo.environment
+            let environment = AgentEnvironment.current
             var settings = WatchSettings(
                 thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples,
                 strategy: environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? strategy)
@@ -132,8 +138,15 @@ public final class StallMonitor: @unchecked Sendable {
     ) throws(StartError) -> StallMonitor {
         guard let settings = configuration.settings else { throw .invalidConfiguration("threshold must be positive") }
         if let invalid = settings.invalidSetting { throw .invalidConfiguration(invalid) }
-        let helper = configuration.usesHelper ? CaptureHelperClient(configuredPath: configuration.helperPath) : nil
-        return try start(settings: settings, sink: HandlerSink(settings: settings, helper: helper, handler: handler))
+        let capture: LibraryCapture =
+            if AgentEnvironment.isSecureExecution && configuration.usesHelper {
+                .none(reason: AgentEnvironment.secureExecutionNote)
+            } else if configuration.usesHelper {
+                .helper(CaptureHelperClient(configuredPath: configuration.helperPath))
+            } else {
+                .signal
+            }
+        return try start(settings: settings, sink: HandlerSink(settings: settings, capture: capture, handler: handler))
     }
 
     /// Stops watching and ends the capture helper. A stall in progress is reported as unfinished.

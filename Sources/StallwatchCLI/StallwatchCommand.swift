@@ -1,4 +1,5 @@
 // The entry point's one call: parse, dispatch, and turn every outcome into an exit status.
+import Glibc
 import StallwatchCollector
 import StallwatchCore
 
@@ -14,12 +15,25 @@ public enum StallwatchCommand {
             return ExitCode.usage
         case .success(let invocation):
             do {
+                try refuseSetUserID()
                 return try run(invocation, startedAt: started)
             } catch {
                 Diagnostics.error(error)
                 return error.exitCode
             }
         }
+    }
+
+    /// stallwatch runs programs (workloads, its helpers, `llvm-symbolizer`) and reads files on its caller's behalf:
+    /// installed set-user-ID or set-group-ID it would do so with privileges its caller lacks, so it refuses. Root
+    /// through `sudo`, or `CAP_SYS_PTRACE`, is how to give it more.
+    static func refuseSetUserID() throws(StallwatchError) {
+        guard getuid() != geteuid() || getgid() != getegid() else { return }
+        throw StallwatchError(
+            message:
+                "stallwatch is running set-user-ID or set-group-ID (uid \(getuid()), euid \(geteuid())), which it"
+                + " refuses: remove the bit (chmod u-s,g-s) and run it with sudo instead",
+            exitCode: ExitCode.permissionDenied)
     }
 
     static func run(_ invocation: Invocation, startedAt started: UInt64) throws(StallwatchError) -> Int32 {

@@ -44,11 +44,14 @@ enum LibraryUserApp {
         var sleptMs: Double? { line("app-sleep")?["ms"].flatMap(Double.init) }
     }
 
+    /// Runs the app (`executable`, else the built fixture) with `arguments`, and `environment` added to the test's.
     static func run(
-        _ arguments: [String] = [], droppingPtraceCapability: Bool = false, asNobody: Bool = false
+        _ arguments: [String] = [], executable: String? = nil, droppingPtraceCapability: Bool = false,
+        asNobody: Bool = false, environment: [String: String] = [:]
     ) throws -> Run {
-        let app = try built.get()
+        let app = try executable ?? built.get()
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if asNobody {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", app] + arguments

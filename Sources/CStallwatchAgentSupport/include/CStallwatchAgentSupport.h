@@ -65,6 +65,10 @@ pid_t sw_agent_gettid(void);
 /// timer or wake-up sent to the main run loop after that: the agent asks here first. Only known when the library's
 /// constructor ran on the main thread (LD_PRELOAD, linked in); 0 otherwise.
 int sw_agent_main_thread_exited(void);
+/// Whether the kernel started this program in secure-execution mode (getauxval(AT_SECURE): set-user-ID, set-group-ID
+/// or file capabilities): its environment was set by someone who may be less privileged than it, and the agent honours
+/// none of it (see AgentEnvironment.honoured in StallwatchCore). 1 or 0.
+int sw_agent_secure_execution(void);
 /// prctl(PR_SET_PTRACER, pid): lets `pid` ptrace this process under Yama ptrace_scope 1.
 /// Returns 0 or a negative errno (-EINVAL when Yama is not active, which needs no such permission).
 int sw_agent_set_ptracer(pid_t pid);
