@@ -62,8 +62,25 @@ static void sw_main_thread_exiting(void *value) {
 
 int sw_agent_main_thread_exited(void) { return atomic_load(&sw_main_thread_exited); }
 
+// Library mode's start/stop lock. Another thread of the parent may hold it at fork(): the child, which has only the
+// forking thread, gets a new one (in an atfork handler, which runs before fork() returns in the child).
+static pthread_mutex_t sw_monitor_lock;
+
+static void sw_monitor_lock_initialize(void) {
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&sw_monitor_lock, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+}
+
+void sw_agent_monitor_lock(void) { pthread_mutex_lock(&sw_monitor_lock); }
+void sw_agent_monitor_unlock(void) { pthread_mutex_unlock(&sw_monitor_lock); }
+
 /// Runs when the agent library is loaded (LD_PRELOAD or linked), before main().
 __attribute__((constructor)) static void sw_agent_constructor(void) {
+    sw_monitor_lock_initialize();
+    pthread_atfork(NULL, NULL, sw_monitor_lock_initialize);
     if (sw_agent_gettid() == getpid() && pthread_key_create(&sw_main_thread_key, sw_main_thread_exiting) == 0) {
         pthread_setspecific(sw_main_thread_key, &sw_main_thread_key);
     }

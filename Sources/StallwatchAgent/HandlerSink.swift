@@ -29,15 +29,20 @@ enum LibraryCapture {
     }
 }
 
-/// Assembles each stall's report and hands it to the app's handler when the stall ends, on the watcher thread.
+/// Assembles each stall's report and hands it to the app's handler when the stall ends and its stacks are in, on the
+/// watcher thread.
 final class HandlerSink: StallSink {
-    /// One stall between its detection and its end, and its sampling.
+    /// One stall between its detection and its delivery, and its sampling.
     private struct Open {
         var assembler: StallAssembler
         var schedule: SampleSchedule
         var moment = 0
         /// The signal fallback's image map, read at the stall's first in-process capture.
         var images: ProcessImages?
+        /// Helper requests not answered yet: the report waits for them.
+        var pending = 0
+        /// When the stall ended, with the thread's CPU time then; nil while it lasts.
+        var ended: (at: UInt64, cpu: UInt64?)?
     }
 
     private let settings: WatchSettings
@@ -46,8 +51,10 @@ final class HandlerSink: StallSink {
     private var helper: CaptureHelperClient? { capture.helper }
     /// The signal fallback's symbolicator: the toolchain's in-process source only, made the first time it is needed.
     private lazy var symbolicator = Symbolicator()
-    /// The open stalls by identifier: several loops (`threads`) may be stalled at once.
+    /// The stalls not delivered yet, by identifier: several loops (`threads`) may be stalled at once.
     private var open: [Int: Open] = [:]
+    /// Which stall each helper request is for.
+    private var requests: [Int: Int] = [:]
     /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself; read
     /// from any thread.
     private let watcherThreadID = Atomic<Int32>(0)
@@ -105,26 +112,58 @@ final class HandlerSink: StallSink {
         let tid = stall.assembler.report.tid
         stall.assembler.noteState(ThreadInspector.state(pid: stall.assembler.report.pid, tid: tid))
         defer { open[identifier] = stall }
-        if case .none(let reason) = capture {
-            stall.assembler.noteCaptureFailure(reason)
-            return
-        }
-        if let helper {
-            switch helper.capture(tid: tid, maxFrames: settings.maxFrames) {
-            case .captured(let stack):
-                stall.assembler.add(
-                    frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
-                    method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
-                stall.assembler.noteStackProblem(stack.asyncCallersError)
-                return
-            case .failed(let reason, threadGone: true):
-                stall.assembler.noteCaptureFailure(reason)
-                return
-            case .failed(let reason, threadGone: false), .unavailable(let reason):
+        switch capture {
+        case .none(let reason): stall.assembler.noteCaptureFailure(reason)
+        case .signal: captureWithSignal(&stall, tid: tid)
+        case .helper(let helper):
+            switch helper.request(tid: tid, maxFrames: settings.maxFrames, now: sw_agent_now_ns()) {
+            case .sent(let request):
+                requests[request] = identifier
+                stall.pending += 1
+            case .unavailable(let reason):
                 stall.assembler.fallBackToSignalCapture(reason: reason)
+                captureWithSignal(&stall, tid: tid)
             }
         }
-        captureWithSignal(&stall, tid: tid)
+    }
+
+    func tick(now: UInt64) {
+        guard let helper, helper.hasPending else { return }
+        for (request, outcome) in helper.collect(now: now) { take(outcome, of: request) }
+    }
+
+    var nextWake: UInt64? {
+        guard let helper, helper.hasPending else { return nil }
+        // Answers are collected at the watcher's wakes: soon after they come, and at the latest at their deadline.
+        return min(helper.nextDeadline ?? .max, sw_agent_now_ns() + Self.answerPollInterval)
+    }
+
+    /// How often the watcher looks for the helper's answers while some are awaited.
+    static let answerPollInterval: UInt64 = 5_000_000
+
+    /// One request's outcome, into its stall; a stall that ended and has all its stacks is delivered.
+    private func take(_ outcome: CaptureHelperClient.Outcome, of request: Int) {
+        guard let identifier = requests.removeValue(forKey: request), var stall = open[identifier] else { return }
+        stall.pending -= 1
+        switch outcome {
+        case .captured(let stack):
+            stall.assembler.add(
+                frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
+                method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
+            stall.assembler.noteStackProblem(stack.asyncCallersError)
+        case .failed(let reason, threadGone: true):
+            stall.assembler.noteCaptureFailure(reason)
+        case .failed(let reason, threadGone: false), .unavailable(let reason):
+            if stall.ended == nil {
+                // Still stalled: a stack now is still this stall's.
+                stall.assembler.fallBackToSignalCapture(reason: reason)
+                captureWithSignal(&stall, tid: stall.assembler.report.tid)
+            } else {
+                stall.assembler.noteCaptureFailure(reason, keepingEarlierNote: true)
+            }
+        }
+        open[identifier] = stall
+        deliverIfComplete(identifier)
     }
 
     /// The fallback: a signal to the thread, whose handler unwinds; named in-process with the toolchain's symbols.
@@ -151,18 +190,39 @@ final class HandlerSink: StallSink {
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
-        guard var stall = open.removeValue(forKey: onset.identifier) else { return }
+        guard var stall = open[onset.identifier] else { return }
         stall.assembler.end(at: endedAt)
-        deliver(stall.assembler)
+        let report = stall.assembler.report
+        stall.ended = (endedAt, ThreadInspector.cpuTime(pid: report.pid, tid: report.tid))
+        open[onset.identifier] = stall
+        deliverIfComplete(onset.identifier)
     }
 
-    /// The monitor stopped: the stalls still in progress are reported as unfinished, and the helper is ended.
+    private func deliverIfComplete(_ identifier: Int) {
+        guard let stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
+        open[identifier] = nil
+        handler(stall.assembler.finished(cpuNow: ended.cpu, now: ended.at))
+    }
+
+    /// The monitor stopped: the answers still awaited are waited for (a bounded time), the stalls still in progress
+    /// are reported as unfinished, and the helper is ended.
     func finish() {
+        if let helper {
+            let deadline = sw_agent_now_ns() + CaptureHelperClient.answerTimeoutNanoseconds
+            for (request, outcome) in helper.finish(until: deadline) { take(outcome, of: request) }
+        }
         let unfinished = open.values.map(\.assembler).sorted { $0.identifier < $1.identifier }
         open.removeAll()
         // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
         for stall in unfinished where !stall.report.isOutsideLoop { deliver(stall) }
         helper?.stop()
+    }
+
+    /// In a child of `fork()`: the parent's stalls and helper are left to the parent.
+    func abandonAfterFork() {
+        open.removeAll()
+        requests.removeAll()
+        helper?.abandonAfterFork()
     }
 
     private func deliver(_ stall: StallAssembler) {

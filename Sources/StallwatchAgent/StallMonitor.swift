@@ -31,8 +31,9 @@ import StallwatchImages
 ///
 /// ## Threading
 ///
-/// The handler runs on the monitor's own thread (named `stallwatch`), once per stall, when the stall ends; a stall
-/// still going on when the monitor stops is handed over from ``stop()``, on the caller's thread. While the handler
+/// The handler runs on the monitor's own thread (named `stallwatch`), once per stall, when the stall has ended and
+/// its stacks are in (the helper's answers are awaited without holding the watch up, each for at most its deadline);
+/// a stall still going on when the monitor stops is handed over from ``stop()``, on the caller's thread. While the handler
 /// runs, the next stall is not watched: hand slow work (uploading a report) to another queue. ``stop()`` may be
 /// called from any thread, the handler's included, any number of times; do not start a monitor from the handler.
 public final class StallMonitor: @unchecked Sendable {
@@ -109,9 +110,16 @@ public final class StallMonitor: @unchecked Sendable {
     /// Sends what the watcher has not sent yet; run by an `atexit` handler.
     nonisolated(unsafe) private static var finalReport: (() -> Void)?
     nonisolated(unsafe) private static var exitHandlerInstalled = false
-    /// Recursive: a handler called from ``stop()`` (the unfinished stall) may call ``stop()`` again.
-    private static let lock = NSRecursiveLock()
+    /// Around ``start(_:handler:)`` and ``stop()``: `sw_agent_monitor_lock`, recursive (a handler called from
+    /// ``stop()`` may call it again) and new in a child of `fork()`.
+    private static func withLock<Result, Failure>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        sw_agent_monitor_lock()
+        defer { sw_agent_monitor_unlock() }
+        return try body()
+    }
 
+    /// The process that started the monitor: in a child of `fork()` its threads and its helper are not there.
+    private let pid = getpid()
     private let watcher: Watcher
     private let observation: MainLoopObservation
     private let sink: StallSink
@@ -152,17 +160,24 @@ public final class StallMonitor: @unchecked Sendable {
     /// Stops watching and ends the capture helper. A stall in progress is reported as unfinished.
     ///
     /// Safe from any thread and idempotent. Called from the handler, it returns at once and the monitor stops
-    /// when the handler returns (the monitor's thread cannot wait for itself).
+    /// when the handler returns (the monitor's thread cannot wait for itself). In a child of `fork()`, which has
+    /// neither the monitor's thread nor its helper, it only forgets the parent's monitor and returns at once; the
+    /// parent's watch goes on.
     public func stop() {
         if let sink = sink as? HandlerSink, sink.watcherThread == sw_agent_gettid() {
             Thread.detachNewThread { self.stop() }
             return
         }
-        Self.lock.lock()
-        defer { Self.lock.unlock() }
-        guard Self.running === self else { return }
-        // First, so that a stop() from the handler called below returns at once.
-        Self.running = nil
+        Self.withLock {
+            guard Self.running === self else { return }
+            // First, so that a stop() from the handler called below returns at once.
+            Self.running = nil
+            guard pid == getpid() else { return forgetInForkedChild() }
+            stopWatching()
+        }
+    }
+
+    private func stopWatching() {
         observation.detach()
         LoopThreads.stop()
         ExecutorThreads.stop()
@@ -172,10 +187,26 @@ public final class StallMonitor: @unchecked Sendable {
         (sink as? HandlerSink)?.finish()
     }
 
+    /// In a child of `fork()`: the parent's monitor is let go without touching what is the parent's (its watcher
+    /// thread is not in the child, its helper is the parent's child, its open stalls are the parent's) and without a
+    /// lock another thread of the parent may have held at the fork (the observation's, the run loop's): the copied
+    /// observers stay and go on publishing to the one main-loop board, which a new monitor of the child reads.
+    private func forgetInForkedChild() {
+        Self.finalReport = nil
+        (sink as? HandlerSink)?.abandonAfterFork()
+    }
+
     /// Starts the watcher with `settings` (their `frameRate` runs the frame tick), reporting to `sink`.
     static func start(settings: WatchSettings, sink: StallSink) throws(StartError) -> StallMonitor {
-        lock.lock()
-        defer { lock.unlock() }
+        try withLock { () throws(StartError) in try startLocked(settings: settings, sink: sink) }
+    }
+
+    private static func startLocked(settings: WatchSettings, sink: StallSink) throws(StartError) -> StallMonitor {
+        // A monitor inherited through fork() watches nothing in this process: the child may start its own.
+        if let inherited = running, inherited.pid != getpid() {
+            running = nil
+            inherited.forgetInForkedChild()
+        }
         guard running == nil else { throw .alreadyRunning }
         let observation = MainLoopObservation(frameTickInterval: settings.frameRate?.frameInterval)
         let frameRate = settings.frameRate.map { FrameRateWatch(ring: FrameTickTimer.ring, configuration: $0) }

@@ -20,4 +20,13 @@ protocol StallSink: AnyObject {
     func stallEnded(_ onset: StallOnset, endedAt: UInt64)
     /// `--fps`: a second's frame-rate reading or a run of dropped frames.
     func frameRate(_ event: FrameRateMonitor.Event)
+    /// Each wake of the watcher: the sink collects what it awaits (library mode's helper answers) without waiting.
+    func tick(now: UInt64)
+    /// When the sink wants the watcher to wake next for ``tick(now:)``; nil when it awaits nothing.
+    var nextWake: UInt64? { get }
+}
+
+extension StallSink {
+    func tick(now: UInt64) {}
+    var nextWake: UInt64? { nil }
 }

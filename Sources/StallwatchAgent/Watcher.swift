@@ -118,7 +118,9 @@ final class Watcher: @unchecked Sendable {
                 }
             }
             loopThreads.step(now: now)
+            sink.tick(now: now)
             var wake = frames == nil ? detectorDue : min(detectorDue, now + FrameRateWatch.drainInterval)
+            if let sinkDue = sink.nextWake { wake = min(wake, sinkDue) }
             // A loop thread that appears is found at the next wake: at most one threshold away.
             if let loopsDue = loopThreads.nextWake { wake = min(wake, loopsDue) }
             if waitForStop(until: wake) { return }

@@ -67,6 +67,8 @@ public struct StallAssembler: Sendable {
     ///   reason it was asked to capture) rather than replace it.
     public mutating func noteCaptureFailure(_ note: String?, keepingEarlierNote: Bool = false) {
         if report.samples.isEmpty { report.captureMethod = .none }
+        // Several samples failing alike say it once.
+        if keepingEarlierNote, let note, report.captureNote?.contains(note) == true { return }
         report.captureNote =
             keepingEarlierNote ? [report.captureNote, note].compactMap { $0 }.joined(separator: "; ") : note
     }

@@ -1,6 +1,7 @@
 // Library mode as a user's package gets it: Tests/Fixtures/LibraryUser depends on this repository by path, links the
 // StallwatchAgent product, starts the monitor and stalls in a sleep and in CPU work.
 import Foundation
+import StallwatchCore
 import StallwatchTestSupport
 import Testing
 
@@ -84,6 +85,18 @@ enum LibraryUserApp {
     }
 }
 
+/// Capture helpers that never answer: one that never says it is ready, and one that says so on its socket (descriptor
+/// 3, kept open in a variable) and then never answers a request.
+let muteHelperScripts = [
+    "exec sleep 30",
+    """
+    exec python3 -c 'import json, os, socket, time
+    helper = socket.socket(fileno=3)
+    helper.send(json.dumps({"ready": {"pid": os.getpid(), "version": "\(StallwatchVersion.string)"}}).encode())
+    time.sleep(30)'
+    """,
+]
+
 @Suite(.serialized) struct LibraryModeTests {
     @Test func helperCapturesWithPtraceAndTheAppsSleepKeepsItsLength() throws {
         let run = try LibraryUserApp.run()
@@ -146,6 +159,58 @@ enum LibraryUserApp {
             #expect(stall.capture.note?.contains("was not found (looked for /nonexistent/stallwatch)") == true)
         }
         #expect(run.stalls[1].culprit?.symbol == "spinForMilliseconds(_:)")
+    }
+
+    @Test func aForkedChildStopsAtOnceAndStartsItsOwnWatch() throws {
+        let run = try LibraryUserApp.run(["--fork"])
+        #expect(run.status == 0)
+        // The child: stop() of the inherited monitor returned at once (it used to wait for a watcher thread the
+        // child does not have), and a monitor of its own started and caught the child's stall.
+        let child = try #require(run.line("fork-child"), "the child hung or died: \(run.lines)")
+        #expect(try #require(child["stopMs"].flatMap(Int.init)) < 100)
+        #expect(child["startError"] == "<null>")
+        let childPid = try #require(child["pid"].flatMap(Int.init))
+        let childStalls = run.stalls.filter { $0.pid == childPid }
+        #expect(childStalls.count == 1)
+        #expect(childStalls.first?.culprit?.symbol == "runForkedChild()")
+        // The parent: its two stalls, captured as before, its helper ended with it. (On a loaded machine the fork
+        // itself, copying the app's page tables, may take long enough to be a stall of its own.)
+        let parentStalls = run.stalls.filter { $0.pid != childPid }
+        let expected = ["sleepHalfASecond()", "spinForMilliseconds(_:)"]
+        #expect(parentStalls.compactMap(\.culprit?.symbol).filter(expected.contains) == expected)
+        for stall in parentStalls {
+            #expect(stall.capture.method == "ptrace")
+            let symbols = stall.samples.flatMap(\.frames).compactMap(\.symbol)
+            #expect(
+                expected.contains(stall.culprit?.symbol ?? "") || symbols.contains { $0.contains("fork") },
+                "a parent stall outside the app's two: \(symbols.prefix(8))")
+        }
+        #expect(run.line("after-stop")?["children"] == "none")
+    }
+
+    /// A helper that never says it is ready, and one that says so and then never answers a request.
+    @Test(arguments: muteHelperScripts)
+    func aHelperThatNeverAnswersLosesNoStallAndNeverHoldsTheWatcher(script: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-mute-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let helper = directory + "/helper"
+        FileManager.default.createFile(
+            atPath: helper, contents: Data("#!/bin/sh\n\(script)\n".utf8), attributes: [.posixPermissions: 0o755])
+        let run = try LibraryUserApp.run(["--helper", helper])
+        #expect(run.status == 0)
+        // Both stalls, with their lengths (a watcher held 3 s per capture lost one and cut the other to 0 ms), the
+        // app's sleep untouched, and each report saying why it has no stack.
+        try #require(run.stalls.count == 2, "\(run.stalls.map(\.capture.note))")
+        let sleepMs = try #require(run.stalls[0].durationMs.value)
+        let spinMs = try #require(run.stalls[1].durationMs.value)
+        #expect(sleepMs > 450 && sleepMs < 800, "sleep stall \(sleepMs) ms")
+        #expect(spinMs > 350 && spinMs < 800, "CPU stall \(spinMs) ms")
+        for stall in run.stalls {
+            #expect(stall.capture.method == "none")
+            #expect(stall.capture.note?.contains("capture helper") == true, "\(stall.capture.note ?? "")")
+        }
+        #expect(try #require(run.sleptMs) >= 490)
     }
 
     @Test func refusedPtraceFallsBackToSignalCaptureAndSaysWhy() throws {

@@ -69,6 +69,10 @@ int sw_agent_main_thread_exited(void);
 /// or file capabilities): its environment was set by someone who may be less privileged than it, and the agent honours
 /// none of it (see AgentEnvironment.honoured in StallwatchCore). 1 or 0.
 int sw_agent_secure_execution(void);
+/// The lock around library mode's start and stop (recursive: a handler called from stop() may stop again). A child
+/// of fork() gets it new and unlocked, whichever thread held it in the parent.
+void sw_agent_monitor_lock(void);
+void sw_agent_monitor_unlock(void);
 /// prctl(PR_SET_PTRACER, pid): lets `pid` ptrace this process under Yama ptrace_scope 1.
 /// Returns 0 or a negative errno (-EINVAL when Yama is not active, which needs no such permission).
 int sw_agent_set_ptracer(pid_t pid);

@@ -3,7 +3,8 @@
 // `app-sleep` line, then exits.
 //
 // Arguments: `--helper PATH` (StallMonitor.Configuration.helperPath), `--non-dumpable` (PR_SET_DUMPABLE 0 first),
-// `--stop-in-handler` (the handler stops the monitor after the first stall).
+// `--stop-in-handler` (the handler stops the monitor after the first stall), `--fork` (between the two stalls the app
+// forks; the child stops the inherited monitor, starts its own, stalls and stops it, and says how that went).
 import CLibraryUser
 import Foundation
 import Glibc
@@ -72,19 +73,58 @@ do {
     return value
 }
 
-let steps: [@Sendable () -> Void] = [
-    { sleepHalfASecond() },
-    { _ = spinForMilliseconds(400) },
+func milliseconds(since start: Date) -> Int { Int(Date().timeIntervalSince(start) * 1000) }
+
+/// The forked child's part: it must neither hang on the parent's monitor nor be refused its own.
+func runForkedChild() -> Never {
+    // A child that hangs is ended by the alarm, which the test sees as a missing `fork-child` line.
+    alarm(10)
+    let stopping = Date()
+    monitor.stop()
+    let stopMs = milliseconds(since: stopping)
+    var startError = "null"
+    var own: StallMonitor?
+    do {
+        own = try StallMonitor.start(.init(threshold: .milliseconds(50), count: 2, helperPath: helperPath)) { report in
+            emit(reporter.render(report))
+        }
+    } catch {
+        startError = "\"\(error)\""
+    }
+    // Still inside the timer callout the parent was in at the fork: a stall of the child's main thread.
+    usleep(400_000)
+    own?.stop()
+    emit("{\"event\":\"fork-child\",\"pid\":\(getpid()),\"stopMs\":\(stopMs),\"startError\":\(startError)}\n")
+    exit(0)
+}
+
+nonisolated(unsafe) var forkedChild: pid_t = 0
+let forks = arguments.contains("--fork")
+
+let forkStep: [@Sendable () -> Void] = [
     {
-        monitor.stop()
-        monitor.stop()
-        // The helper is the app's only child: stop() ended and reaped it, so none is left, not even a zombie.
-        var status: Int32 = 0
-        let none = waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD
-        emit("{\"event\":\"after-stop\",\"children\":\"\(none ? "none" : "some")\"}\n")
-        exit(0)
-    },
+        let child = library_user_fork()
+        if child == 0 { runForkedChild() }
+        forkedChild = child
+    }
 ]
+let steps: [@Sendable () -> Void] =
+    [{ sleepHalfASecond() }] + (forks ? forkStep : []) + [
+        { _ = spinForMilliseconds(400) },
+        {
+            if forkedChild > 0 {
+                var status: Int32 = 0
+                waitpid(forkedChild, &status, 0)
+            }
+            monitor.stop()
+            monitor.stop()
+            // The helper is the app's only child: stop() ended and reaped it, so none is left, not even a zombie.
+            var status: Int32 = 0
+            let none = waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD
+            emit("{\"event\":\"after-stop\",\"children\":\"\(none ? "none" : "some")\"}\n")
+            exit(0)
+        },
+    ]
 for (index, step) in steps.enumerated() {
     Timer.scheduledTimer(withTimeInterval: 0.4 + Double(index) * 0.8, repeats: false) { _ in step() }
 }
