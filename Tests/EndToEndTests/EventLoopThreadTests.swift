@@ -100,7 +100,9 @@ import Testing
         #expect(stall.threadName == "short-loop")
         #expect(stall.symbols.contains { $0.contains("burn_until_exit") })
         let duration = try #require(stall.durationMs.value, "ended at the thread's exit, not unfinished")
-        #expect(abs(duration - 700) <= 160, "reported \(duration) ms for a 700 ms burn")
+        // Seen from /proc: how soon the exit is noticed is the sampler's timing (192 ms off under AddressSanitizer).
+        #expect(
+            !Sanitizer.timingIsMeasurable || abs(duration - 700) <= 160, "reported \(duration) ms for a 700 ms burn")
     }
 
     /// A resident thread with its own RunLoop: watched through the agent's observers, exactly, as the main loop is.
@@ -150,7 +152,8 @@ import Testing
     /// `agent`), and so does a second session after the first detached: each watch offers the thread anew.
     @Test func attachThroughTheAgentWatchesALoopThreadInEverySession() throws {
         let program = try RunningProgram(try compileSwift(Self.pumpedLoop, name: "pumped-loop"), listening: true)
-        usleep(500_000)
+        // Attached before the thread is there, `--thread pumped` matched nothing (once on a loaded CI machine).
+        try #require(program.waitForThread(named: "pumped"), "the program never started its loop thread")
         for session in 1...2 {
             let result = try runStallwatch([
                 "attach", "--mode", "agent", "--thread", "pumped", "--duration", "2500ms", "--format", "json",

@@ -79,7 +79,11 @@ extension AsyncProgram {
     /// `blockHere(_:)` under its async callers, and as long as the block (700 ms; the job's ends are timed exactly).
     func expectTheBlockedTask(_ result: RunResult, _ context: String) throws {
         #expect(result.status == 0, "\(context): \(result.stderr)")
-        let stalls = try result.stalls
+        // Under a sanitizer the loaded machine can keep another thread off its CPU past the threshold, a real stall of
+        // that thread (`--thread all`): there, only the task's stall counts.
+        let stalls = try result.stalls.filter {
+            Sanitizer.timingIsMeasurable || $0.culprit?.symbol == "blockHere(_:)"
+        }
         try #require(stalls.count == 1, "\(context): \(stalls.map(\.activity))\n\(result.stderr)")
         let stall = stalls[0]
         #expect(stall.tid != stall.pid, "\(context): the main thread was reported")
@@ -90,7 +94,7 @@ extension AsyncProgram {
         let chain = logicalChain(sample.frames) ?? []
         #expect(chain.filter { $0.hasPrefix("level") } == AsyncProgram.executorChain, "\(context): \(chain)")
         let duration = try #require(stall.durationMs.value, "\(context): unfinished")
-        #expect(duration >= 690 && duration < 1500, "\(context): \(duration) ms")
+        #expect(duration >= 690 && (!Sanitizer.timingIsMeasurable || duration < 1500), "\(context): \(duration) ms")
     }
 
     @Test(arguments: ["cpu", "lock", "sleep"], [false, true])

@@ -50,10 +50,16 @@ enum LibraryUserApp {
         _ arguments: [String] = [], executable: String? = nil, droppingPtraceCapability: Bool = false,
         asNobody: Bool = false, environment: [String: String] = [:]
     ) throws -> Run {
-        let app = try executable ?? built.get()
+        var app = try executable ?? built.get()
         let process = Process()
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if asNobody {
+            if executable == nil {
+                // The app finds its library ($ORIGIN) and its helper beside it: copied together if need be.
+                let directory = (app as NSString).deletingLastPathComponent
+                app = try Reachable.copies(of: [app, directory + "/libStallwatchAgent.so", directory + "/stallwatch"])[
+                    0]
+            }
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", app] + arguments
         } else if droppingPtraceCapability {

@@ -29,6 +29,19 @@ final class RunningProgram {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// Waits until the program has a thread the kernel calls `name` (a loop thread it starts and names itself), at
+    /// most `timeout` seconds: a fixed sleep is too short on a loaded machine.
+    func waitForThread(named name: String, timeout: TimeInterval = 20) -> Bool {
+        waitFor(
+            {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                return tasks.contains {
+                    let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8)
+                    return comm?.trimmingCharacters(in: .newlines) == name
+                }
+            }, timeout: timeout)
+    }
+
     deinit {
         // SIGKILL: a child spawned from a test thread may inherit a mask that blocks SIGTERM.
         if process.isRunning { kill(pid, SIGKILL) }

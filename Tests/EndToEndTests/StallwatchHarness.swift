@@ -11,17 +11,78 @@ enum Products {
     }()
 
     static var stallwatch: String { directory + "/stallwatch" }
+    /// The variables that name another agent and demo, as stallwatch itself takes them.
+    static let agentOverride = "STALLWATCH_AGENT_LIBRARY"
+    static let demoOverride = "STALLWATCH_DEMO"
     /// The agent library, or the one `STALLWATCH_AGENT_LIBRARY` names (as stallwatch itself takes it).
     static var agent: String {
-        ProcessInfo.processInfo.environment["STALLWATCH_AGENT_LIBRARY"].flatMap { $0.isEmpty ? nil : $0 }
+        ProcessInfo.processInfo.environment[agentOverride].flatMap { $0.isEmpty ? nil : $0 }
             ?? directory + "/libStallwatchAgent.so"
     }
     /// `STALLWATCH_DEMO` names another build of the demo (as it does for `stallwatch demo`): under `Scripts/sanitize`
     /// the watched programs stay uninstrumented (a sanitized demo's stacks and timings are the sanitizer's), only
     /// stallwatch is sanitized.
     static var demo: String {
-        ProcessInfo.processInfo.environment["STALLWATCH_DEMO"].flatMap { $0.isEmpty ? nil : $0 }
+        ProcessInfo.processInfo.environment[demoOverride].flatMap { $0.isEmpty ? nil : $0 }
             ?? directory + "/stallwatch-demo"
+    }
+}
+
+/// Files a test runs as another user (`nobody`), where that user can reach them.
+///
+/// A clone in `/root` or in a directory of mode 0700 keeps other users out of the build directory: a test that drops
+/// privileges then copies what the unprivileged side runs into a directory anyone may enter, removed at exit.
+enum Reachable {
+    /// Whether every directory above `path` lets other users through.
+    static func byOthers(_ path: String) -> Bool {
+        var directory = (path as NSString).deletingLastPathComponent
+        while !directory.isEmpty {
+            var status = stat()
+            guard stat(directory, &status) == 0, status.st_mode & 0o001 != 0 else { return false }
+            if directory == "/" { return true }
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        return true
+    }
+
+    /// `files` as another user can run them: themselves if they are reachable, else copies (same names) in one new
+    /// temporary directory, in the order given.
+    static func copies(of files: [String]) throws -> [String] {
+        guard !files.allSatisfy(byOthers) else { return files }
+        let manager = FileManager.default
+        let directory = manager.temporaryDirectory.appendingPathComponent("stallwatch-reachable-\(UUID())").path
+        try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        chmod(directory, 0o755)
+        removeAtExit(directory)
+        return try files.map { file in
+            let copy = directory + "/" + (file as NSString).lastPathComponent
+            try manager.copyItem(atPath: (file as NSString).resolvingSymlinksInPath, toPath: copy)
+            return copy
+        }
+    }
+
+    nonisolated(unsafe) private static var directories: [String] = []
+    private static let lock = NSLock()
+
+    private static func removeAtExit(_ directory: String) {
+        lock.withLock {
+            if directories.isEmpty {
+                atexit {
+                    for directory in Reachable.directories { try? FileManager.default.removeItem(atPath: directory) }
+                }
+            }
+            directories.append(directory)
+        }
+    }
+
+    /// stallwatch with its agent and demo beside it (where it looks for them), and the variables that name them when
+    /// the test's environment did (under `Scripts/sanitize`).
+    static let products: Result<(stallwatch: String, environment: [String: String]), Error> = Result {
+        let copies = try Reachable.copies(of: [Products.stallwatch, Products.agent, Products.demo])
+        var environment = ProcessInfo.processInfo.environment
+        if environment[Products.agentOverride] != nil { environment[Products.agentOverride] = copies[1] }
+        if environment[Products.demoOverride] != nil { environment[Products.demoOverride] = copies[2] }
+        return (copies[0], environment)
     }
 }
 
@@ -77,17 +138,21 @@ func runStallwatch(
 ) throws -> RunResult {
     let process = Process()
     if let user {
+        let reachable = try Reachable.products.get()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments =
             [
                 "--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
-                "--", Products.stallwatch,
+                "--", reachable.stallwatch,
             ] + arguments
+        process.environment = (environment ?? reachable.environment).merging(
+            reachable.environment.filter { [Products.agentOverride, Products.demoOverride].contains($0.key) }
+        ) { $1 }
     } else {
         process.executableURL = URL(fileURLWithPath: Products.stallwatch)
         process.arguments = arguments
+        if let environment { process.environment = environment }
     }
-    if let environment { process.environment = environment }
     let stdoutPipe = Pipe()
     let stderrPipe = Pipe()
     process.standardOutput = stdoutPipe
