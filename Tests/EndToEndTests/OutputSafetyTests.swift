@@ -2,6 +2,7 @@
 // is a failed run, and a reader that stops reading never stops stallwatch.
 import Foundation
 import Glibc
+import StallwatchTestSupport
 import Testing
 
 @Suite(.serialized) struct OutputSafetyTests {
@@ -70,6 +71,27 @@ import Testing
         let linked = try runStallwatch(["run", "--output", directory + "/x", "--junit", directory + "/y", "--", "true"])
         #expect(linked.status == 64, "\(linked.stderr)")
         #expect(linked.stderr.contains("name the same file"))
+    }
+
+    @Test func reportOutputOntoItsOwnInputIsAUsageError() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = directory + "/stalls.ndjson"
+        let records = RecordFixtures.stall() + "\n" + RecordFixtures.summary() + "\n"
+        try records.write(toFile: input, atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/link", withDestinationPath: input)
+        for arguments in [
+            ["report", "--output", input, input], ["report", "--output", directory + "/./link", input],
+            ["report", input, "--html", directory + "/link"], ["report", "--export", "folded=\(input)", input],
+        ] {
+            let result = try runStallwatch(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("stallwatch: error: ") && result.stderr.contains("name the same file"))
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+            #expect(try String(contentsOfFile: input, encoding: .utf8) == records, "the input is left as it was")
+        }
+        let elsewhere = try runStallwatch(["report", "--output", directory + "/summary.txt", input])
+        #expect(elsewhere.status == 0, "another file is written: \(elsewhere.stderr)")
     }
 
     @Test func reportsThatCannotBeWrittenFailTheRun() throws {
