@@ -150,7 +150,7 @@ public struct StallMerger {
         if !collection.runs[Int(run)].pids.contains(pid) { collection.runs[Int(run)].pids.append(pid) }
         let stall = StallCollection.Stall(
             run: run, host: fields.host ?? collection.runs[Int(run)].host, pid: pid, tid: fields.tid ?? pid,
-            process: fields.process ?? "pid \(pid)", id: fields.id ?? 0, startMs: start,
+            process: fields.process ?? "pid \(pid)", threadName: fields.threadName, id: fields.id ?? 0, startMs: start,
             durationMs: detectedOnly ? nil : fields.durationMs, lengthMs: detectedOnly ? nil : fields.lengthMs,
             unfinished: detectedOnly || fields.unfinished,
             thresholdMs: fields.thresholdMs, callout: fields.callout, fingerprint: fingerprint,

@@ -100,7 +100,8 @@ public struct PprofExporter: StallExporter {
             let values: [(Int64, String)] = [
                 (labelKeys[0], stall.fingerprint),
                 (labelKeys[1], "\(stall.host)/\(run.source)#\(run.ordinal)/pid \(stall.pid)/stall \(stall.id)"),
-                (labelKeys[2], "\(stall.process) tid \(stall.tid)"),
+                // By name, as pprof's -tagfocus=thread=NAME picks threads; a main thread's record names none.
+                (labelKeys[2], stall.threadName ?? "\(stall.process) tid \(stall.tid)"),
                 (labelKeys[3], stall.callout ?? "none"),
             ]
             var value = ProtobufWriter()

@@ -1,6 +1,7 @@
 // Each export of a known collection, parsed back and checked.
 import Foundation
 import StallwatchAggregate
+import StallwatchTestSupport
 import Testing
 
 @testable import StallwatchExport
@@ -98,6 +99,25 @@ import Testing
         let mappings = try profile.blobs(3).map(ProtoMessage.init)
         #expect(strings[Int(mappings[0].varints(5)[0])] == "/srv/app")
         #expect(mappings.count == 3)
+    }
+
+    @Test func theThreadLabelIsTheThreadsNameWhereTheRecordHasOne() throws {
+        let records = [
+            RecordFixtures.stall(id: 1, extra: #","threadName":"io-worker""#),
+            RecordFixtures.stall(id: 2, startedAt: "2026-11-29T20:33:12.000Z"),
+        ].joined(separator: "\n")
+        var merger = StallMerger()
+        NDJSONInput.read(bytes: Array(records.utf8), named: "threads.ndjson", into: &merger)
+        let profile = try ProtoMessage(PprofExporter().profile(merger.finish()))
+        let strings = profile.blobs(6).map { String(decoding: $0, as: UTF8.self) }
+        let threadKey = try #require(strings.firstIndex(of: "thread"))
+        let threads = try profile.blobs(2).map(ProtoMessage.init).map { sample in
+            let labels = try sample.blobs(3).map(ProtoMessage.init)
+            let label = try #require(labels.first { $0.varints(1) == [UInt64(threadKey)] })
+            return strings[Int(label.varints(2)[0])]
+        }
+        #expect(Set(threads) == ["io-worker", "app tid 100"], "\(threads)")
+        #expect(threads.prefix(3).allSatisfy { $0 == "io-worker" }, "the named thread's samples carry its name")
     }
 
     @Test func theFileIsGzip() {
