@@ -87,6 +87,13 @@ public struct StallMerger {
         }
     }
 
+    /// Counts a line that is not read (one too long to hold); returns its number.
+    public mutating func skipLine() -> Int {
+        if source == nil { beginSource(named: "-") }
+        source!.lines += 1
+        return source!.lines
+    }
+
     /// Finishes the current input: stalls detected but never reported whole become unfinished stalls.
     public mutating func finishSource() {
         guard var finished = source else { return }

@@ -1,6 +1,7 @@
 // Reads the fingerprints of known stalls from an earlier JSON-lines report (`--baseline FILE`).
 import FoundationEssentials
 import Glibc
+import StallwatchAggregate
 import StallwatchCore
 import StallwatchSystem
 
@@ -59,8 +60,8 @@ public enum BaselineFile {
 
     /// The largest baseline read: far more than a run's report, far less than memory.
     static let largestFile = 64 << 20
-    /// The longest line decoded as a record.
-    static let longestLine = 1 << 20
+    /// The longest line decoded as a record: the limit `stallwatch report` reads records to.
+    static let longestLine = NDJSONInput.longestLine
 
     /// The two keys a baseline needs from a record; the rest of it is not read.
     private struct Record: Decodable {

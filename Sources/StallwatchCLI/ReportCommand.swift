@@ -15,7 +15,7 @@ enum ReportCommand {
             for input in options.inputs { try DistinctFiles.check(path, option, input, "the input") }
         }
         var merger = StallMerger()
-        NDJSONInput.read(options.inputs, into: &merger)
+        NDJSONInput.read(options.inputs, into: &merger) { Diagnostics.warning($0.message) }
         let collection = merger.finish()
         var status = ExitCode.success
         for source in collection.sources {
