@@ -1,4 +1,4 @@
-// Reading inputs: files or stdin in fixed-size chunks, split into lines for a StallMerger.
+// Reading inputs: files, FIFOs or stdin in fixed-size chunks, split into lines for a StallMerger.
 import Glibc
 
 /// Feeds files (or stdin, named `-`) to a ``StallMerger`` a line at a time, holding one chunk and one line.
@@ -10,14 +10,23 @@ public enum NDJSONInput {
     /// default is some 10 MiB, and frames with long (4 KiB) names at the default 256 frames about as much. Held in
     /// memory whole, so it also bounds what an endless line (`/dev/zero`) costs.
     public static let longestLine = 32 << 20
+    /// UTF-8's byte order mark, which some editors and Windows tools write at the start of a file: skipped before
+    /// the first line of an input.
+    public static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    /// How long a FIFO may have no writer before ``Notice/waitingForWriter(_:)`` says so, milliseconds.
+    static let writerNoticeMilliseconds: Int32 = 1000
 
     /// What the reader has to say while it reads, before the inputs' own ``SourceReport/warning``s.
     public enum Notice: Equatable, Sendable {
+        /// A FIFO with no data (and no writer come and gone) after a second: reading waits, as `cat` would.
+        case waitingForWriter(String)
         /// A line longer than ``longestLine``: skipped from there to its newline (input, line number).
         case overlongLine(String, line: Int)
 
         public var message: String {
             switch self {
+            case .waitingForWriter(let name):
+                "waiting for the FIFO '\(name)' to be written: it is read until its last writer closes it"
             case .overlongLine(let name, let line):
                 "\(name == standardInputName ? "standard input" : "'\(name)'") line \(line) is longer than"
                     + " \(longestLine >> 20) MiB, which no stallwatch record is: skipped"
@@ -34,17 +43,37 @@ public enum NDJSONInput {
             if name == standardInputName {
                 descriptor = STDIN_FILENO
             } else {
-                descriptor = open(name, O_RDONLY | O_CLOEXEC)
+                // Non-blocking, or opening a FIFO would wait for a writer with no word to the user.
+                descriptor = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
                 guard descriptor >= 0 else {
                     merger.sourceFailed(String(cString: strerror(errno)))
                     continue
                 }
+                waitForWriterIfFIFO(descriptor) { notice(.waitingForWriter(name)) }
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
             }
             let error = read(descriptor: descriptor, into: &merger) { notice(.overlongLine(name, line: $0)) }
             if let error { merger.sourceFailed(error) }
             if descriptor != STDIN_FILENO { close(descriptor) }
         }
         merger.finishSource()
+    }
+
+    /// Waits until a FIFO has data or a writer that came and went (poll's `POLLHUP` comes only after a writer),
+    /// calling `waiting` once if none came within ``writerNoticeMilliseconds``; returns at once for anything else.
+    static func waitForWriterIfFIFO(_ descriptor: Int32, waiting: () -> Void) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return }
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        var timeout = writerNoticeMilliseconds
+        while true {
+            let ready = poll(&request, 1, timeout)
+            if ready > 0 || (ready < 0 && errno != EINTR) { return }
+            if ready == 0 {
+                waiting()
+                timeout = -1
+            }
+        }
     }
 
     /// Reads one descriptor to its end; returns the error that stopped it early, if any. `overlong` is told the

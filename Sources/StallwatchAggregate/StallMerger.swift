@@ -36,10 +36,13 @@ public struct StallMerger {
     }
 
     /// Reads one line (without its newline). `isLastWithoutNewline`: the input ended inside this line.
-    public mutating func read(line: UnsafeBufferPointer<UInt8>, isLastWithoutNewline: Bool = false) {
+    public mutating func read(line whole: UnsafeBufferPointer<UInt8>, isLastWithoutNewline: Bool = false) {
         if source == nil { beginSource(named: "-") }
         source!.lines += 1
         let number = source!.lines
+        let line =
+            number == 1 && whole.starts(with: NDJSONInput.byteOrderMark)
+            ? UnsafeBufferPointer(rebasing: whole[NDJSONInput.byteOrderMark.count...]) : whole
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
         let fields: RecordReader.Fields
         do {

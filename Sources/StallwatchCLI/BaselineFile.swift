@@ -45,7 +45,9 @@ public enum BaselineFile {
         var fingerprints: Set<String> = []
         var records = 0
         let decoder = JSONDecoder()
-        for line in data.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
+        let text =
+            data.starts(with: NDJSONInput.byteOrderMark) ? data.dropFirst(NDJSONInput.byteOrderMark.count) : data[...]
+        for line in text.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
             // No stall record is this long: a line that is, is not one.
             guard line.count <= longestLine else { continue }
             guard let record = try? decoder.decode(Record.self, from: Data(line)), let event = record.event

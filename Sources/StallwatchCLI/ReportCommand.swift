@@ -15,7 +15,13 @@ enum ReportCommand {
             for input in options.inputs { try DistinctFiles.check(path, option, input, "the input") }
         }
         var merger = StallMerger()
-        NDJSONInput.read(options.inputs, into: &merger) { Diagnostics.warning($0.message) }
+        NDJSONInput.read(options.inputs, into: &merger) { notice in
+            if case .waitingForWriter = notice {
+                Diagnostics.note(notice.message)
+            } else {
+                Diagnostics.warning(notice.message)
+            }
+        }
         let collection = merger.finish()
         var status = ExitCode.success
         for source in collection.sources {

@@ -67,4 +67,42 @@ import Testing
         // The limit, a read chunk and the runtime; a quarter of the line, which the reader used to hold whole.
         #expect(maxResident < lineLength / 4, "\(maxResident >> 20) MiB resident")
     }
+
+    /// Opening a FIFO waits for a writer, as `cat` does; after a second stallwatch says what it waits for, and it
+    /// reads what the writer writes once one comes.
+    @Test func aFIFOWithoutAWriterIsWaitedForWithANote() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/records.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Products.stallwatch)
+        process.arguments = ["report", fifo]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The note, read as it comes; a busy machine may take a while to start stallwatch, so the wait is long.
+        var said = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while !String(decoding: said, as: UTF8.self).contains("\n"), Date() < deadline, process.isRunning {
+            var request = pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&request, 1, 200) > 0 { said += errors.fileHandleForReading.availableData }
+        }
+        let note = String(decoding: said, as: UTF8.self)
+        #expect(
+            note
+                == "stallwatch: waiting for the FIFO '\(fifo)' to be written: it is read until its last writer closes it\n",
+            "\(note)")
+        // A writer comes (the open waits for stallwatch's end, which is there: no hang), writes, and goes.
+        let writer = try #require(FileHandle(forWritingAtPath: fifo))
+        writer.write(Data((RecordFixtures.stall() + "\n").utf8))
+        try writer.close()
+        let summary = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(summary.hasPrefix("1 stall "), "\(summary)")
+    }
 }

@@ -84,6 +84,15 @@ import Testing
         #expect(warning.contains("lines 1, 2, 3, 4, 5 and 7 more"), "\(warning)")
     }
 
+    @Test func aByteOrderMarkBeforeTheFirstRecordIsSkipped() {
+        var merger = StallMerger()
+        let bytes = NDJSONInput.byteOrderMark + Array((RecordFixtures.stall(id: 1) + "\n").utf8)
+        NDJSONInput.read(bytes: bytes, named: "bom.ndjson", into: &merger)
+        let collection = merger.finish()
+        #expect(collection.stalls.map(\.id) == [1], "\(collection.sources[0].issues)")
+        #expect(collection.sources[0].issues.isEmpty)
+    }
+
     /// Chunks of 7 bytes and a line limit just above the records': lines that span chunks are held up to the
     /// limit, a longer one is skipped to its newline, named once, and the lines after it are read and numbered.
     @Test func aLineLongerThanTheLimitIsSkippedAndTheRestIsRead() throws {

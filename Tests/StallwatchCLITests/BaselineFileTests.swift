@@ -21,4 +21,8 @@ import Testing
         #expect(try BaselineFile.fingerprints(at: path) == ["00ff00ff00ff00ff"])
     }
 
+    @Test func aByteOrderMarkBeforeTheFirstRecordIsSkipped() {
+        let text = "\u{FEFF}{\"event\":\"stall\",\"fingerprint\":\"00ff00ff00ff00ff\"}\n{\"event\":\"summary\"}"
+        #expect(BaselineFile.fingerprints(inReport: Array(text.utf8)) == ["00ff00ff00ff00ff"])
+    }
 }
