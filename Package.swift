@@ -46,7 +46,7 @@ let package = Package(
         // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
         .target(name: "CStallwatchSystem"),
         // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
-        .target(name: "StallwatchSystem"),
+        .target(name: "StallwatchSystem", dependencies: ["CStallwatchSystem"]),
         // Value types and pure logic: settings, the stall detector, reports and what they are built from.
         .target(name: "StallwatchCore", dependencies: ["CStallwatchNesting"]),
         // In the workload: run-loop observers, the watcher thread, in-process capture. Links only the image map and

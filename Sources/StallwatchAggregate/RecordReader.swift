@@ -35,6 +35,7 @@ enum RecordReader {
         var pid: Int?
         var tid: Int?
         var process: String?
+        var threadName: String?
         var startedAt: String?
         var endedAt: String?
         var durationMs: Double?
@@ -66,6 +67,7 @@ enum RecordReader {
             case "pid": fields.pid = try scanner.readOptionalInteger()
             case "tid": fields.tid = try scanner.readOptionalInteger()
             case "process": fields.process = try scanner.readOptionalString()
+            case "threadName": fields.threadName = try scanner.readOptionalString()
             case "startedAt": fields.startedAt = try scanner.readOptionalString()
             case "endedAt": fields.endedAt = try scanner.readOptionalString()
             case "durationMs": fields.durationMs = try scanner.readOptionalMilliseconds()

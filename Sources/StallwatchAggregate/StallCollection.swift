@@ -51,6 +51,8 @@ public struct StallCollection: Sendable {
         public var pid: Int
         public var tid: Int
         public var process: String
+        /// The stalled thread's name (`threadName`), recorded for threads other than the main one.
+        public var threadName: String?
         /// The stall's number within its process.
         public var id: Int
         /// When it started, Unix milliseconds (from `startedAt`).

@@ -36,10 +36,13 @@ public struct StallMerger {
     }
 
     /// Reads one line (without its newline). `isLastWithoutNewline`: the input ended inside this line.
-    public mutating func read(line: UnsafeBufferPointer<UInt8>, isLastWithoutNewline: Bool = false) {
+    public mutating func read(line whole: UnsafeBufferPointer<UInt8>, isLastWithoutNewline: Bool = false) {
         if source == nil { beginSource(named: "-") }
         source!.lines += 1
         let number = source!.lines
+        let line =
+            number == 1 && whole.starts(with: NDJSONInput.byteOrderMark)
+            ? UnsafeBufferPointer(rebasing: whole[NDJSONInput.byteOrderMark.count...]) : whole
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
         let fields: RecordReader.Fields
         do {
@@ -85,6 +88,13 @@ public struct StallMerger {
         default:
             if !RecordReader.otherEvents.contains(event) { issue(number, .unknownEvent(event)) }
         }
+    }
+
+    /// Counts a line that is not read (one too long to hold); returns its number.
+    public mutating func skipLine() -> Int {
+        if source == nil { beginSource(named: "-") }
+        source!.lines += 1
+        return source!.lines
     }
 
     /// Finishes the current input: stalls detected but never reported whole become unfinished stalls.
@@ -150,7 +160,7 @@ public struct StallMerger {
         if !collection.runs[Int(run)].pids.contains(pid) { collection.runs[Int(run)].pids.append(pid) }
         let stall = StallCollection.Stall(
             run: run, host: fields.host ?? collection.runs[Int(run)].host, pid: pid, tid: fields.tid ?? pid,
-            process: fields.process ?? "pid \(pid)", id: fields.id ?? 0, startMs: start,
+            process: fields.process ?? "pid \(pid)", threadName: fields.threadName, id: fields.id ?? 0, startMs: start,
             durationMs: detectedOnly ? nil : fields.durationMs, lengthMs: detectedOnly ? nil : fields.lengthMs,
             unfinished: detectedOnly || fields.unfinished,
             thresholdMs: fields.thresholdMs, callout: fields.callout, fingerprint: fingerprint,

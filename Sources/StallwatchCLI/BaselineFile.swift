@@ -1,6 +1,7 @@
 // Reads the fingerprints of known stalls from an earlier JSON-lines report (`--baseline FILE`).
 import FoundationEssentials
 import Glibc
+import StallwatchAggregate
 import StallwatchCore
 import StallwatchSystem
 
@@ -44,7 +45,9 @@ public enum BaselineFile {
         var fingerprints: Set<String> = []
         var records = 0
         let decoder = JSONDecoder()
-        for line in data.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
+        let text =
+            data.starts(with: NDJSONInput.byteOrderMark) ? data.dropFirst(NDJSONInput.byteOrderMark.count) : data[...]
+        for line in text.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
             // No stall record is this long: a line that is, is not one.
             guard line.count <= longestLine else { continue }
             guard let record = try? decoder.decode(Record.self, from: Data(line)), let event = record.event
@@ -59,8 +62,8 @@ public enum BaselineFile {
 
     /// The largest baseline read: far more than a run's report, far less than memory.
     static let largestFile = 64 << 20
-    /// The longest line decoded as a record.
-    static let longestLine = 1 << 20
+    /// The longest line decoded as a record: the limit `stallwatch report` reads records to.
+    static let longestLine = NDJSONInput.longestLine
 
     /// The two keys a baseline needs from a record; the rest of it is not read.
     private struct Record: Decodable {

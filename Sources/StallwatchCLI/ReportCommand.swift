@@ -8,8 +8,20 @@ import StallwatchSystem
 /// Reads NDJSON reports, merges their stalls and writes the summary, page or profile.
 enum ReportCommand {
     static func run(_ options: ReportOptions) throws(StallwatchError) -> Int32 {
+        // An output over an input would destroy the records it is made from: refused before anything is read.
+        let outputs =
+            (options.primary.map { [($0.path, "'--output'")] } ?? []) + options.exports.map { ($0.path, $0.option) }
+        for (path, option) in outputs {
+            for input in options.inputs { try DistinctFiles.check(path, option, input, "the input") }
+        }
         var merger = StallMerger()
-        NDJSONInput.read(options.inputs, into: &merger)
+        NDJSONInput.read(options.inputs, into: &merger) { notice in
+            if case .waitingForWriter = notice {
+                Diagnostics.note(notice.message)
+            } else {
+                Diagnostics.warning(notice.message)
+            }
+        }
         let collection = merger.finish()
         var status = ExitCode.success
         for source in collection.sources {

@@ -11,6 +11,14 @@ public struct ExportRequest: Equatable, Sendable {
         self.format = format
         self.path = path
     }
+
+    /// The option that asked for it, as messages name it (an export request: `--output` is the primary's).
+    var option: String {
+        switch format {
+        case .html: "'--html'"
+        default: "'--export'"
+        }
+    }
 }
 
 /// `stallwatch report [<options>] <file> ...`.

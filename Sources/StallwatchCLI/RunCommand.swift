@@ -23,11 +23,7 @@ enum RunCommand {
         }
         // Fail now, not after a long run: the JUnit file is written at the end.
         if let junit = options.junit {
-            if let output = options.output, OutputFile.sameFile(output, junit) {
-                throw StallwatchError(
-                    message: "'--output' and '--junit' name the same file ('\(junit)'); give each a file of its own",
-                    exitCode: ExitCode.usage)
-            }
+            if let output = options.output { try DistinctFiles.check(output, "'--output'", junit, "'--junit'") }
             try JUnitFile.checkWritable(junit)
         }
         let output = try ReportOutput(

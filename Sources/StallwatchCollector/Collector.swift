@@ -102,12 +102,17 @@ final class Collector {
     var framesPerSecond: [Double]? { settings.frameRate == nil ? nil : frameRates }
 
     /// A warning when messages were dropped; empty otherwise.
-    var droppedMessageWarning: [String] {
-        guard droppedMessages > 0 else { return [] }
-        return [
-            "\(droppedMessages) message\(droppedMessages == 1 ? "" : "s") on the agent's socket were dropped: they were"
-                + " not understood, or named a process, thread or time their sender could not vouch for"
-        ]
+    var droppedMessageWarning: [String] { Self.droppedMessageWarning(droppedMessages) }
+
+    static func droppedMessageWarning(_ count: Int) -> [String] {
+        guard count > 0 else { return [] }
+        let what =
+            count == 1
+            ? "1 message on the agent's socket was dropped: it was not understood, or named a process, thread or time"
+                + " its sender could not vouch for"
+            : "\(count) messages on the agent's socket were dropped: they were not understood, or named a process,"
+                + " thread or time their sender could not vouch for"
+        return [what]
     }
 
     /// Every watched process's busy periods together; nil if no agent sent any.

@@ -1,9 +1,11 @@
 // Brendan Gregg's folded stacks, for flamegraph.pl and inferno: `outer;...;inner count`, one line per stack.
 import StallwatchAggregate
+import StallwatchReport
 
 /// `frame;frame;frame count` per distinct stack, outermost frame first; the count is stalled milliseconds.
 ///
-/// Lines are sorted, so equal inputs give equal files. A `;` in a name becomes `:` (it would split the frame).
+/// Lines are sorted, so equal inputs give equal files. A `;` in a name becomes `:` (it would split the frame), and
+/// control characters in names are written as the visible escapes of every text output (``TerminalText``).
 public struct FoldedStacksExporter: StallExporter {
     public init() {}
 
@@ -29,7 +31,8 @@ public struct FoldedStacksExporter: StallExporter {
         return Array(output.utf8)
     }
 
+    /// Names come from the watched program's files: none may forge a line or reach a terminal as an escape.
     static func clean(_ name: String) -> String {
-        String(name.map { $0 == ";" ? ":" : ($0.isNewline ? " " : $0) })
+        String(TerminalText.escaped(name).map { $0 == ";" ? ":" : $0 })
     }
 }

@@ -137,8 +137,21 @@ enum HTMLScript {
           const zoom = graph.zoom;
           const ancestors = [];
           for (let node = zoom.parent; node; node = node.parent) ancestors.unshift(node);
-          const place = (node, depth, left, width) => {
-            if (width < 0.05) return;
+          ancestors.forEach((node, depth) => {
+            const box = element("div", { class: "node lib", title: "zoom out to " + node.name, "data-name": node.name });
+            box.style.left = "0%";
+            box.style.width = "100%";
+            box.style.top = (depth * rowHeight) + "px";
+            box.textContent = "\u2191 " + node.name;
+            box.addEventListener("click", () => { graph.zoom = node; drawFlame(graph); });
+            canvas.append(box);
+          });
+          // Depth first with a stack of its own, not by recursion: a 5,000-frame stack would overflow the
+          // browser's call stack (RangeError) and leave the graph empty.
+          const pending = [[zoom, ancestors.length, 0, 100]];
+          while (pending.length) {
+            const [node, depth, left, width] = pending.pop();
+            if (width < 0.05) continue;
             depthMax = Math.max(depthMax, depth);
             const lib = node.frame < 0 ? true : data.frames[node.frame].lib;
             const hit = query && node.name.toLowerCase().includes(query);
@@ -157,22 +170,15 @@ enum HTMLScript {
             });
             canvas.append(box);
             let offset = left;
+            const children = [];
             [...node.children.values()].sort((a, b) => b.value - a.value).forEach((child) => {
               const childWidth = node.value > 0 ? width * child.value / node.value : 0;
-              place(child, depth + 1, offset, childWidth);
+              children.push([child, depth + 1, offset, childWidth]);
               offset += childWidth;
             });
-          };
-          ancestors.forEach((node, depth) => {
-            const box = element("div", { class: "node lib", title: "zoom out to " + node.name, "data-name": node.name });
-            box.style.left = "0%";
-            box.style.width = "100%";
-            box.style.top = (depth * rowHeight) + "px";
-            box.textContent = "\u2191 " + node.name;
-            box.addEventListener("click", () => { graph.zoom = node; drawFlame(graph); });
-            canvas.append(box);
-          });
-          place(zoom, ancestors.length, 0, 100);
+            // Last pushed, first drawn: children in order, each one's subtree before the next child.
+            for (let index = children.length - 1; index >= 0; index--) pending.push(children[index]);
+          }
           canvas.style.height = ((depthMax + 1) * rowHeight + 2) + "px";
         }
         function addFlame(title, stallIndices, id) {

@@ -1,6 +1,7 @@
 // pprof's profile.proto (github.com/google/pprof/proto/profile.proto), gzipped, as Go's runtime/pprof writes it.
 import StallwatchAggregate
 import StallwatchCore
+import StallwatchReport
 
 /// A pprof profile of stalled time: one sample per captured stack, valued `[1 sample, N nanoseconds]` where N is
 /// the stalled time the stack stands for, labelled `fingerprint`, `stall`, `thread` and `callout`.
@@ -100,7 +101,8 @@ public struct PprofExporter: StallExporter {
             let values: [(Int64, String)] = [
                 (labelKeys[0], stall.fingerprint),
                 (labelKeys[1], "\(stall.host)/\(run.source)#\(run.ordinal)/pid \(stall.pid)/stall \(stall.id)"),
-                (labelKeys[2], "\(stall.process) tid \(stall.tid)"),
+                // By name, as pprof's -tagfocus=thread=NAME picks threads; a main thread's record names none.
+                (labelKeys[2], stall.threadName ?? "\(stall.process) tid \(stall.tid)"),
                 (labelKeys[3], stall.callout ?? "none"),
             ]
             var value = ProtobufWriter()
@@ -176,6 +178,9 @@ public struct PprofExporter: StallExporter {
 }
 
 /// profile.proto's string table: index 0 is the empty string.
+///
+/// Its strings are names from the watched programs (functions, files, threads), which `go tool pprof` prints to a
+/// terminal as they are: each is stored with control characters as visible escapes (``TerminalText``).
 struct StringTable {
     private(set) var texts: [String] = [""]
     private var indices: [String: Int] = ["": 0]
@@ -183,7 +188,7 @@ struct StringTable {
     mutating func index(_ text: String) -> Int {
         if let known = indices[text] { return known }
         indices[text] = texts.count
-        texts.append(text)
+        texts.append(TerminalText.escaped(text))
         return texts.count - 1
     }
 }

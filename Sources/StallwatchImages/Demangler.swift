@@ -13,7 +13,9 @@ public enum Demangler {
             .name
         // A closure in top-level code (main.swift, a script) is "closure #1 in " with nothing after the "in".
         let named = simplified.hasSuffix(" in ") ? simplified + "top-level code" : simplified
-        guard let kind = asyncPartialKind(of: raw), !named.hasPrefix(kind) else { return named }
+        // Only a name the demangler read as Swift is an async function's: a C or assembly name may start `$s` and
+        // end `TQ0_` too, and is shown as it is.
+        guard simplified != raw, let kind = asyncPartialKind(of: raw), !named.hasPrefix(kind) else { return named }
         return kind + named
     }
 

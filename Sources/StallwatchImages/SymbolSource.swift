@@ -34,7 +34,8 @@ public struct SymbolLookup: Hashable, Sendable {
         let frames = locations.enumerated().map { index, location in
             var frame = bareFrame
             if let raw = location.function, !raw.isEmpty, raw != "??" {
-                frame.symbol = Demangler.readable(raw)
+                // Capped before demangling (a name's cost) and after (demangling can lengthen a name many times).
+                frame.symbol = SymbolName.capped(Demangler.readable(SymbolName.capped(raw)))
             }
             if let file = location.file, !file.isEmpty {
                 // Compiler-generated code comes as "/<compiler-generated>", as the toolchain's reader names it.

@@ -31,7 +31,9 @@ public enum TerminalText {
 
     static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0..<0x20, 0x7F..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        // C0, DEL, C1; the marks and embeddings, overrides and isolates that reorder text (U+061C ARABIC LETTER
+        // MARK is a mark like U+200E and U+200F).
+        case 0..<0x20, 0x7F..<0xA0, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
         }
     }

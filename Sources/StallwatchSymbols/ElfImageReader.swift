@@ -72,7 +72,8 @@ final class ElfImageReader: SymbolSource {
         let offsets = lookups.map(\.namedOffset)
         var rawNames = [UnsafePointer<CChar>?](repeating: nil, count: offsets.count)
         sw_symbols_name(image.symbols, offsets, offsets.count, &rawNames)
-        let symbols = rawNames.map { $0.map { String(cString: $0) } }
+        // Read capped: a name can be any length in the file, and is read again for every frame it names.
+        let symbols = rawNames.map { $0.map(SymbolName.capped(cString:)) }
         guard hasDwarf else {
             // An address no symbol covers (a stripped local function, a PLT stub) stays unnamed: the toolchain's
             // reader would read the same table whole (~10 MB for libswiftCore.so) only to guess the symbol before it.

@@ -1,5 +1,6 @@
 // Writing a whole file the user named, without replacing what the name points at: a device stays a device, a
 // symlink stays a symlink, and a regular file is replaced whole or not at all.
+import CStallwatchSystem
 import Glibc
 
 /// Writes a finished document (a JUnit report, an export) to a path the user gave.
@@ -57,6 +58,9 @@ public enum OutputFile {
             try FileDescriptor.writeAll(bytes, to: descriptor, waitingUpTo: milliseconds)
         case .replace(let path, let directory, let mode):
             let (descriptor, temporary) = try temporaryFile(in: directory)
+            // Ctrl-C or a SIGTERM while the file is written must not leave it beside the output.
+            _ = sw_temporary_file_remember(temporary)
+            defer { sw_temporary_file_forget() }
             do throws(SystemError) {
                 try FileDescriptor.writeAll(bytes, to: descriptor)
                 try Syscall.call("fchmod") { fchmod(descriptor, mode ?? 0o644) }

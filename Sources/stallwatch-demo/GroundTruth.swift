@@ -1,5 +1,6 @@
 // Everything the demo writes to stderr: the banner, one ground-truth line per stall, and usage errors.
 import Foundation
+import Glibc
 
 /// The demo's stderr lines, whose formats tests parse; nothing else writes to stderr.
 enum DemoStderr {
@@ -26,8 +27,20 @@ enum DemoStderr {
     }
 
     /// One `write(2)` per line, unbuffered, so a line is never split or held back when the demo is killed.
+    ///
+    /// A failed write is ignored: with stderr closed (`2>&-`) or a reader gone, the demo still runs its stalls
+    /// (FileHandle's `write(_:)` traps on any error).
     fileprivate static func write(_ line: String) {
-        FileHandle.standardError.write(Data("stallwatch-demo: \(line)\n".utf8))
+        var bytes = Array("stallwatch-demo: \(line)\n".utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes {
+                Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 }
 

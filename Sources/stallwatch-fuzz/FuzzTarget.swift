@@ -88,7 +88,9 @@ enum FuzzTarget: String, CaseIterable {
             _ = BaselineFile.fingerprints(inReport: bytes)
         case .report:
             var merger = StallMerger()
-            NDJSONInput.read(bytes: bytes, named: "fuzz", into: &merger)
+            // A line limit and chunks small enough for inputs of libFuzzer's size to reach lines that span reads
+            // and lines skipped for their length.
+            NDJSONInput.read(bytes: bytes, named: "fuzz", into: &merger, longestLine: 1 << 14, chunkSize: 509)
             let collection = merger.finish()
             _ = collection.sources.map(\.warning)
             for format in ExportFormat.allCases { _ = format.exporter().export(collection) }

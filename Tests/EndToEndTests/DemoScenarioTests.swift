@@ -87,6 +87,16 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         #expect(confidence.note?.contains("stopped") == true)
     }
 
+    @Test func theDemoRunsWithItsStandardErrorClosed() throws {
+        // `2>&-`: its ground-truth lines have nowhere to go, which must not stop its stalls.
+        let result = try runStallwatch([
+            "run", "--format", "json", "--", "/bin/sh", "-c",
+            "exec \(Products.demo) --stalls 1 --duration 300ms --period 800ms 2>&-",
+        ])
+        #expect(result.status == 0, "the demo exited 0 (132 was SIGILL): \(result.stderr)")
+        #expect(try result.stalls.count == 1, "and stalled as asked: \(result.stdout)")
+    }
+
     @Test func responsiveModalSessionInAPrivateModeIsNotAStall() throws {
         let result = try runStallwatch([
             "demo", "--scenario", "modal", "--format", "json", "--", "--duration", "1s", "--period", "2s",

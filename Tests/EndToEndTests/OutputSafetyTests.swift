@@ -2,6 +2,7 @@
 // is a failed run, and a reader that stops reading never stops stallwatch.
 import Foundation
 import Glibc
+import StallwatchTestSupport
 import Testing
 
 @Suite(.serialized) struct OutputSafetyTests {
@@ -70,6 +71,51 @@ import Testing
         let linked = try runStallwatch(["run", "--output", directory + "/x", "--junit", directory + "/y", "--", "true"])
         #expect(linked.status == 64, "\(linked.stderr)")
         #expect(linked.stderr.contains("name the same file"))
+    }
+
+    @Test func reportOutputOntoItsOwnInputIsAUsageError() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = directory + "/stalls.ndjson"
+        let records = RecordFixtures.stall() + "\n" + RecordFixtures.summary() + "\n"
+        try records.write(toFile: input, atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/link", withDestinationPath: input)
+        for arguments in [
+            ["report", "--output", input, input], ["report", "--output", directory + "/./link", input],
+            ["report", input, "--html", directory + "/link"], ["report", "--export", "folded=\(input)", input],
+        ] {
+            let result = try runStallwatch(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("stallwatch: error: ") && result.stderr.contains("name the same file"))
+            #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
+            #expect(try String(contentsOfFile: input, encoding: .utf8) == records, "the input is left as it was")
+        }
+        let elsewhere = try runStallwatch(["report", "--output", directory + "/summary.txt", input])
+        #expect(elsewhere.status == 0, "another file is written: \(elsewhere.stderr)")
+    }
+
+    /// A SIGTERM (or Ctrl-C) while `report` writes its output: the temporary file beside the output is removed, and
+    /// the signal still ends stallwatch. The signal is raised from inside the write, by an `fsync` preloaded into
+    /// stallwatch, which it calls between writing the temporary file and renaming it over the output.
+    @Test func aSignalWhileTheOutputIsWrittenLeavesNoTemporaryFile() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let preload = try compile(
+            "#include <signal.h>\nint fsync(int descriptor) { (void)descriptor; raise(SIGTERM); return 0; }\n",
+            language: "c", output: "libsignal-in-fsync.so", extraArguments: ["-shared", "-fPIC"])
+        defer { try? FileManager.default.removeItem(at: preload) }
+        let input = directory + "/stalls.ndjson"
+        try (RecordFixtures.stall() + "\n").write(toFile: input, atomically: false, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = preload.appendingPathComponent("libsignal-in-fsync.so").path
+        // Through sh, which starts stallwatch with no signal blocked: Process hands on the test thread's mask.
+        let result = try runStallwatch(
+            ["report", "--output", directory + "/summary.txt", input], environment: environment,
+            throughShell: true)
+        #expect(result.status == 128 + SIGTERM, "ended by the signal: \(result.stderr)")
+        #expect(
+            !FileManager.default.fileExists(atPath: directory + "/summary.txt"), "the signal came before the rename")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["stalls.ndjson"], "no temp left")
     }
 
     @Test func reportsThatCannotBeWrittenFailTheRun() throws {

@@ -103,6 +103,37 @@ import Testing
         #expect(image.count > 50_000, "\(image.count) bytes")
     }
 
+    /// `attach --max-frames 4096 --html` on a deep recursion: the page drew its flame graph by recursion and threw
+    /// `RangeError: Maximum call stack size exceeded` past ~2,500 frames.
+    @Test(.enabled(if: TestTool.available(TestTool.chromium), "chromium (Debian chromium) is not installed"))
+    func aFiveThousandFrameStackIsDrawnWhole() throws {
+        let depth = 5000
+        let records = scratchFile("deep.ndjson")
+        let page = scratchFile("deep.html")
+        let profile = scratchFile("chromium-profile")
+        defer {
+            for path in [records, page, profile] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        // Innermost first: the leaf, then one recursive function 4,998 times, then main.
+        let frames =
+            [RecordFixtures.frame("Leaf.blocking()", address: 0x3000)]
+            + (1..<depth - 1).map { RecordFixtures.frame("Tree.walk(depth:)", address: 0x2000 + UInt64($0 % 7)) }
+            + [RecordFixtures.frame("main", address: 0x1100)]
+        try (RecordFixtures.stall(samples: [(240, frames)]) + "\n" + RecordFixtures.summary() + "\n")
+            .write(toFile: records, atomically: false, encoding: .utf8)
+        let written = try runStallwatch(["report", "--html", page, records])
+        #expect(written.status == 0, "\(written.stderr)")
+        let dom = try Self.chromium(["--dump-dom", "file://" + page], profile: profile)
+        #expect(dom.status == 0, "\(dom.stderr)")
+        let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
+        #expect(console.isEmpty, "the page's script logged: \(console.prefix(3))")
+        // Every frame is a node of the all-stalls graph (and of the fingerprint's), the leaf at the bottom.
+        let allStalls = try #require(dom.stdout.range(of: #"id="flame-all""#), "no flame graph was drawn")
+        let nodes = dom.stdout[allStalls.upperBound...].components(separatedBy: #"<div class="node "#).count - 1
+        #expect(nodes >= 2 * (depth + 1), "\(nodes) nodes: the graphs were cut short")
+        #expect(dom.stdout.contains(#"data-name="Leaf.blocking()""#), "the innermost frame was drawn")
+    }
+
     @Test func runWritesItsFilesAfterATimeout() throws {
         let page = scratchFile("timeout.html")
         let folded = scratchFile("timeout.folded")

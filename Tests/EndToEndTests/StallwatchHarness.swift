@@ -134,10 +134,16 @@ struct DemoStall {
 /// Runs `stallwatch ARGUMENTS`, optionally as another user, and waits for it (killing it after `timeout`).
 func runStallwatch(
     _ arguments: [String], asUser user: String? = nil, environment: [String: String]? = nil,
-    timeout: TimeInterval = 90
+    timeout: TimeInterval = 90, throughShell: Bool = false
 ) throws -> RunResult {
     let process = Process()
-    if let user {
+    if throughShell {
+        // A command sh forks starts with no signal blocked, as from a terminal; Process hands on the calling thread's
+        // mask (a test's thread blocks most signals). The status is then the shell's: 128 + N for signal N.
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "\"$0\" \"$@\"", Products.stallwatch] + arguments
+        if let environment { process.environment = environment }
+    } else if let user {
         let reachable = try Reachable.products.get()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments =

@@ -1,7 +1,9 @@
 // Bad input never loses the rest: each kind of broken line is skipped or read as far as it goes, and named.
-import StallwatchAggregate
+import Foundation
 import StallwatchTestSupport
 import Testing
+
+@testable import StallwatchAggregate
 
 @Suite struct BadInputTests {
     /// Line 1 good, 2 not JSON, 3 an unknown event, 4 an unknown key, 5 a newer schema, 6 schema 1, 7 cut short.
@@ -80,5 +82,51 @@ import Testing
         let text = Array(repeating: "nope", count: 12).joined(separator: "\n") + "\n" + RecordFixtures.stall()
         let warning = try #require(merge([("noisy", text)]).sources[0].warning)
         #expect(warning.contains("lines 1, 2, 3, 4, 5 and 7 more"), "\(warning)")
+    }
+
+    @Test func aByteOrderMarkBeforeTheFirstRecordIsSkipped() {
+        var merger = StallMerger()
+        let bytes = NDJSONInput.byteOrderMark + Array((RecordFixtures.stall(id: 1) + "\n").utf8)
+        NDJSONInput.read(bytes: bytes, named: "bom.ndjson", into: &merger)
+        let collection = merger.finish()
+        #expect(collection.stalls.map(\.id) == [1], "\(collection.sources[0].issues)")
+        #expect(collection.sources[0].issues.isEmpty)
+    }
+
+    /// Chunks of 7 bytes and a line limit just above the records': lines that span chunks are held up to the
+    /// limit, a longer one is skipped to its newline, named once, and the lines after it are read and numbered.
+    @Test func aLineLongerThanTheLimitIsSkippedAndTheRestIsRead() throws {
+        let record = RecordFixtures.stall(id: 1)
+        let limit = record.utf8.count + 16
+        let text = [
+            record, String(repeating: "x", count: limit + 1), RecordFixtures.stall(id: 2),
+            "{" + String(repeating: " ", count: 10 * limit), RecordFixtures.stall(id: 3),
+        ].joined(separator: "\n")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lines-\(UUID().uuidString)").path
+        defer { unlink(path) }
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        var merger = StallMerger()
+        merger.beginSource(named: "long.ndjson")
+        var overlong: [Int] = []
+        let error = NDJSONInput.read(descriptor: descriptor, into: &merger, longestLine: limit, chunkSize: 7) {
+            overlong.append($0)
+        }
+        #expect(error == nil)
+        let collection = merger.finish()
+        #expect(overlong == [2, 4])
+        #expect(collection.stalls.map(\.id) == [1, 2, 3])
+        #expect(collection.sources[0].lines == 5)
+        #expect(collection.sources[0].issues.isEmpty, "\(collection.sources[0].issues)")
+        // Bytes in memory are cut the same way; the notice names the input and the line.
+        var notices: [NDJSONInput.Notice] = []
+        var inMemory = StallMerger()
+        NDJSONInput.read(bytes: Array(text.utf8), named: "long.ndjson", into: &inMemory, longestLine: limit) {
+            notices.append($0)
+        }
+        #expect(notices == [.overlongLine("long.ndjson", line: 2), .overlongLine("long.ndjson", line: 4)])
+        #expect(inMemory.finish().stalls.map(\.id) == [1, 2, 3])
+        #expect(notices[0].message.hasPrefix("'long.ndjson' line 2 is longer than 32 MiB"), "\(notices[0].message)")
     }
 }

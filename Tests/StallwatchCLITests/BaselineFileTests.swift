@@ -14,9 +14,15 @@ import Testing
     @Test func overlongLinesAreSkippedAndTheRestIsRead() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("baseline-\(UUID().uuidString)").path
         defer { unlink(path) }
-        let long = "{\"event\":\"stall\",\"fingerprint\":\"" + String(repeating: "a", count: 2 << 20) + "\"}"
+        let long =
+            "{\"event\":\"stall\",\"fingerprint\":\"" + String(repeating: "a", count: BaselineFile.longestLine) + "\"}"
         let text = [long, "{\"event\":\"stall\",\"fingerprint\":\"00ff00ff00ff00ff\"}", "{\"event\":\"summary\"}"]
         try text.joined(separator: "\n").write(toFile: path, atomically: false, encoding: .utf8)
         #expect(try BaselineFile.fingerprints(at: path) == ["00ff00ff00ff00ff"])
+    }
+
+    @Test func aByteOrderMarkBeforeTheFirstRecordIsSkipped() {
+        let text = "\u{FEFF}{\"event\":\"stall\",\"fingerprint\":\"00ff00ff00ff00ff\"}\n{\"event\":\"summary\"}"
+        #expect(BaselineFile.fingerprints(inReport: Array(text.utf8)) == ["00ff00ff00ff00ff"])
     }
 }

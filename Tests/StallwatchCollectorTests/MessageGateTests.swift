@@ -74,4 +74,16 @@ import Testing
         report.start = 0
         #expect(report.watcherLateness == 0)
     }
+
+    @Test func theSummarySaysOneDroppedMessageInTheSingular() {
+        #expect(Collector.droppedMessageWarning(0).isEmpty)
+        #expect(
+            Collector.droppedMessageWarning(1) == [
+                "1 message on the agent's socket was dropped: it was not understood, or named a process, thread or"
+                    + " time its sender could not vouch for"
+            ])
+        #expect(
+            Collector.droppedMessageWarning(3).first?.hasPrefix(
+                "3 messages on the agent's socket were dropped: they were") == true)
+    }
 }

@@ -1,6 +1,7 @@
 // Each export of a known collection, parsed back and checked.
 import Foundation
 import StallwatchAggregate
+import StallwatchTestSupport
 import Testing
 
 @testable import StallwatchExport
@@ -17,7 +18,16 @@ import Testing
     }
 
     @Test func aSemicolonInANameCannotSplitAFrame() {
-        #expect(FoldedStacksExporter.clean("f(a;b)\nx") == "f(a:b) x")
+        #expect(FoldedStacksExporter.clean("f(a;b)\nx") == #"f(a:b)\nx"#)
+    }
+
+    @Test func controlCharactersInNamesAreWrittenAsVisibleEscapes() {
+        let names = untrustedNamesCollection()
+        let text = String(decoding: FoldedStacksExporter().export(names), as: UTF8.self)
+        #expect(!text.unicodeScalars.contains(where: isUnsafe), "\(text.debugDescription)")
+        // The escapes of every text output; the name's own `;` is a `:`, as in any name.
+        #expect(text.contains(#"evil\x1b]0:t\x07\x7f\x9b\u{202e}\u{2066}\u{200f}\u{61c}()"#), "\(text)")
+        #expect(text.split(separator: "\n").count == 1, "one stack, one line: \(text)")
     }
 }
 
@@ -100,6 +110,33 @@ import Testing
         #expect(mappings.count == 3)
     }
 
+    @Test func theThreadLabelIsTheThreadsNameWhereTheRecordHasOne() throws {
+        let records = [
+            RecordFixtures.stall(id: 1, extra: #","threadName":"io-worker""#),
+            RecordFixtures.stall(id: 2, startedAt: "2026-11-29T20:33:12.000Z"),
+        ].joined(separator: "\n")
+        var merger = StallMerger()
+        NDJSONInput.read(bytes: Array(records.utf8), named: "threads.ndjson", into: &merger)
+        let profile = try ProtoMessage(PprofExporter().profile(merger.finish()))
+        let strings = profile.blobs(6).map { String(decoding: $0, as: UTF8.self) }
+        let threadKey = try #require(strings.firstIndex(of: "thread"))
+        let threads = try profile.blobs(2).map(ProtoMessage.init).map { sample in
+            let labels = try sample.blobs(3).map(ProtoMessage.init)
+            let label = try #require(labels.first { $0.varints(1) == [UInt64(threadKey)] })
+            return strings[Int(label.varints(2)[0])]
+        }
+        #expect(Set(threads) == ["io-worker", "app tid 100"], "\(threads)")
+        #expect(threads.prefix(3).allSatisfy { $0 == "io-worker" }, "the named thread's samples carry its name")
+    }
+
+    @Test func controlCharactersInItsStringsAreWrittenAsVisibleEscapes() throws {
+        let profile = try ProtoMessage(PprofExporter().profile(untrustedNamesCollection()))
+        let strings = profile.blobs(6).map { String(decoding: $0, as: UTF8.self) }
+        #expect(!strings.joined().unicodeScalars.contains(where: isUnsafe), "\(strings)")
+        #expect(strings.contains(#"evil\x1b]0;t\x07\x7f\x9b\u{202e}\u{2066}\u{200f}\u{61c}()"#), "\(strings)")
+        #expect(strings.contains(#"io\x1b[2Jworker"#), "the thread label too: \(strings)")
+    }
+
     @Test func theFileIsGzip() {
         let bytes = PprofExporter().export(sampleCollection())
         #expect(Array(bytes.prefix(3)) == [0x1f, 0x8b, 8])
@@ -147,5 +184,25 @@ import Testing
         #expect(!page.contains("evil</script>"))
         #expect(page.contains(#"evil\u003c/script>"#))
         #expect(page.components(separatedBy: "</script>").count == 3)
+    }
+}
+
+/// A stall whose culprit and thread are named with ESC, BEL, DEL, a C1 control (CSI) and bidi controls.
+func untrustedNamesCollection() -> StallCollection {
+    let culprit = #"evil\u001b]0;t\u0007\u007f\u009b\u202e\u2066\u200f\u061c()"#
+    let record = RecordFixtures.stall(
+        culprit: culprit, samples: [(240, [RecordFixtures.frame(culprit)])],
+        extra: #","threadName":"io\u001b[2Jworker""#)
+    var merger = StallMerger()
+    NDJSONInput.read(bytes: Array(record.utf8), named: "evil.ndjson", into: &merger)
+    return merger.finish()
+}
+
+/// What no text output may carry raw: C0 but the newlines between lines, DEL, C1, and the bidi controls.
+func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x0A: false
+    case 0..<0x20, 0x7F..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x061C: true
+    default: false
     }
 }

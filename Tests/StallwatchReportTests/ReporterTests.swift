@@ -200,6 +200,17 @@ let fixedClock = WallClock(offsetSeconds: 1_795_000_000)
         #expect(text.hasPrefix("\u{1B}[1mstallwatch: stall #3 in evil\\n"))
     }
 
+    @Test func everyControlThatReordersTextIsEscaped() {
+        let controls: [Unicode.Scalar] = [
+            "\u{061C}", "\u{200E}", "\u{200F}", "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}",
+            "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+        ]
+        for control in controls {
+            let escaped = TerminalText.escaped("a\(control)b")
+            #expect(escaped == "a\\u{\(String(control.value, radix: 16))}b", "U+\(String(control.value, radix: 16))")
+        }
+    }
+
     @Test func stackThreadNamesAndSummaryWarningsAreEscapedToo() {
         let stacks = ProcessStacks(
             pid: 7, processName: "p", capturedAt: 0, threadCount: 1,

@@ -251,4 +251,45 @@ func symbolLookup(_ address: UInt64, interrupted: Bool = true, in images: Proces
     func anAsyncResumeFunctionKeepsItsKind(raw: String, readable: String) {
         #expect(Demangler.readable(raw) == readable)
     }
+
+    /// Names that end like a resume function's but are no Swift name (C, assembly): shown as they are.
+    @Test(arguments: ["$sfooTQ0_", "_$sfooTQ12_", "$SxyzTY1_", "frobnicateTQ0_", "_ZN3fooTQ0_"])
+    func aNameTheDemanglerDoesNotReadIsNoResumeFunction(raw: String) {
+        #expect(Demangler.readable(raw) == raw)
+    }
+}
+
+@Suite struct SymbolNameLengthTests {
+    @Test func aLongNameIsCutToTheLimitAndMarked() {
+        #expect(SymbolName.capped("main") == "main")
+        let exact = String(repeating: "a", count: SymbolName.longest)
+        #expect(SymbolName.capped(exact) == exact)
+        let cut = SymbolName.capped(String(repeating: "b", count: 1 << 20))
+        #expect(cut == String(repeating: "b", count: SymbolName.longest) + "…")
+        // At a character's boundary: a 4-byte scalar that would end past the limit is left out whole.
+        let wide = String(repeating: "c", count: SymbolName.longest - 2) + "😀" + "d"
+        #expect(SymbolName.capped(wide) == String(repeating: "c", count: SymbolName.longest - 2) + "…")
+    }
+
+    /// A 1 MiB name in an ELF symbol table (1.15 MB of `stack` output, 13.8 MB of NDJSON for two stalls) is read
+    /// as 4 KiB and a mark.
+    @Test func aMebibyteNameInASymbolTableIsCutWhereItIsRead() throws {
+        let name = "long_" + String(repeating: "x", count: 1 << 20)
+        let library = try buildProgram(
+            source: "int long_named(void) __asm__(\"\(name)\");\nint long_named(void) { return 42; }\n",
+            fileName: "long.c", compiler: ["/usr/bin/cc", "-shared", "-fPIC"])
+        defer { try? FileManager.default.removeItem(atPath: (library as NSString).deletingLastPathComponent) }
+        let handle = try #require(dlopen(library, RTLD_NOW | RTLD_LOCAL), "dlopen")
+        defer { dlclose(handle) }
+        let address = UInt64(UInt(bitPattern: try #require(dlsym(handle, name)))) + 1
+        // The load base: the start of the library's first mapping.
+        let maps = try #require(FileBytes.text("/proc/self/maps"))
+        let mapping = try #require(maps.split(separator: "\n").first { $0.hasSuffix(" " + library) })
+        let base = try #require(UInt64(mapping.prefix { $0 != "-" }, radix: 16))
+        let lookup = SymbolLookup(address: address, image: library, offset: address - base, interrupted: true)
+        let frames = ElfImageReader(reading: .symbolsOnly).frames(
+            for: [lookup], images: ProcessImages.captureCurrentProcess())
+        let symbol = try #require(frames.first??.first?.symbol, "named by the table")
+        #expect(symbol == String(name.prefix(SymbolName.longest)) + "…")
+    }
 }

@@ -69,4 +69,12 @@ int sw_set_thread_name(const char *name);
 /// The calling thread's id (gettid).
 int sw_thread_id(void);
 
+/// Until `sw_temporary_file_forget`, SIGINT, SIGTERM, SIGHUP or SIGQUIT first removes the file at `path`, then ends
+/// the process as it would have (default action, re-raised). Signals not at their default action are left alone.
+/// One file at a time, not thread-safe against itself. Returns 0, or -1 if `path` is longer than PATH_MAX.
+int sw_temporary_file_remember(const char *path);
+
+/// Stops removing the remembered file; the signals are back at their default action.
+void sw_temporary_file_forget(void);
+
 #endif
