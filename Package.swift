@@ -43,6 +43,12 @@ let package = Package(
         .target(name: "CStallwatchNesting"),
         // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the collector only.
         .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
+        // The kernel trace source: the BPF program that follows watched threads in and out of their loop's waits
+        // (bpf/, built into the committed loop_trace.bpf.o by Scripts/build-trace-program), loaded with Debian's
+        // libbpf (libbpf-dev).
+        .target(
+            name: "CStallwatchTrace", exclude: ["bpf", "loop_trace.bpf.o"], linkerSettings: [.linkedLibrary("bpf")]
+        ),
         // Linux calls that Swift cannot make through its Glibc module (signalfd, prctl, dladdr on the vDSO).
         .target(name: "CStallwatchSystem"),
         // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
@@ -72,7 +78,7 @@ let package = Package(
             name: "StallwatchCollector",
             dependencies: [
                 "StallwatchCore", "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols",
-                "CStallwatchSystem",
+                "CStallwatchSystem", "CStallwatchTrace",
             ]
         ),
         // Rendering: text, JSON lines and JUnit, from the report model only.

@@ -11,7 +11,7 @@ struct ArgumentDefinition: Sendable {
             version, help
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
-        case reportFormat, html, export, thread
+        case reportFormat, html, export, thread, source
     }
 
     let key: Key
@@ -48,12 +48,13 @@ enum ArgumentDefinitions {
     static func options(for topic: HelpTopic) -> [ArgumentDefinition] {
         switch topic {
         case .root: [version, help]
-        case .run: watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
+        case .run:
+            watchOptions + [thread, source, strategy] + frameRateOptions + ciOptions + exportOptions + [version, help]
         case .demo:
-            [scenario] + watchOptions + [thread, strategy] + frameRateOptions + ciOptions + exportOptions + [
+            [scenario] + watchOptions + [thread, source, strategy] + frameRateOptions + ciOptions + exportOptions + [
                 version, help,
             ]
-        case .attach: [mode, duration] + watchOptions + [thread] + exportOptions + [version, help]
+        case .attach: [mode, duration] + watchOptions + [thread, source] + exportOptions + [version, help]
         case .stack: [allThreads, maxFrames, stackFormat, version, help]
         case .report: reportOptions + [version, help]
         }
@@ -161,6 +162,17 @@ enum ArgumentDefinitions {
             + " event loop, and every thread running Swift tasks), a name glob on the thread's name ('NIO-ELT-*';"
             + " Swift's executor threads match '*qos*'), or a tid. Threads that appear later are picked up; budgets"
             + " count the stalls of every watched thread. (default: main)"
+    )
+
+    static let source = ArgumentDefinition(
+        key: .source,
+        names: ["--source"],
+        valueName: "source",
+        abstract: "Where the loop transitions of threads watched from outside (--thread, attach without an agent) come"
+            + " from: kernel (the kernel's trace of each thread's loop waits: exact, no false stall under load;"
+            + " needs root or CAP_BPF and CAP_PERFMON), proc (/proc sampled every threshold), agent (only what the"
+            + " agent watches), or auto: kernel where permitted, else proc. "
+            + valuesNote(LoopSource.allCases.map(\.rawValue), default: LoopSource.auto.rawValue)
     )
 
     private static let frameRateDefaults = FrameRateMonitor.Configuration()

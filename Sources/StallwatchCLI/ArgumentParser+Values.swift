@@ -89,6 +89,11 @@ extension ArgumentParser {
                 if !parsed.threadsGiven { parsed.watch.settings.threads = [] }
                 parsed.threadsGiven = true
                 if !parsed.watch.settings.threads.contains(selector) { parsed.watch.settings.threads.append(selector) }
+            case .source:
+                guard let source = LoopSource(rawValue: value) else {
+                    throw invalid(choices(LoopSource.allCases.map(\.rawValue)))
+                }
+                parsed.watch.settings.source = source
             case .strategy:
                 guard let strategy = WatchStrategy(rawValue: value) else {
                     throw invalid(choices(WatchStrategy.allCases.map(\.rawValue)))

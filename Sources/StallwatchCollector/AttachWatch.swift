@@ -114,12 +114,17 @@ public final class AttachWatch {
         let attached = AttachedProcess(
             process: target, deadline: duration.map { monotonicNow() + $0 }, external: socket == nil,
             threshold: threshold)
+        // From outside, the main thread too; through the agent, only the threads `--thread` adds.
+        let (trace, traceWarning) = try KernelTrace.forSource(
+            settings.source, wanted: socket == nil || settings.threads.contains { $0 != .main })
         let collector = Collector(
-            socket: socket, signals: signals, target: attached, settings: settings, output: output,
+            socket: socket, signals: signals, target: attached, settings: settings, output: output, trace: trace,
             watchesMainFromProc: socket == nil)
         collector.run()
         let stalls = collector.closeStalls()
-        var warnings = collector.refusals + collector.droppedMessageWarning + collector.unwatchedThreadNotes
+        var warnings =
+            [traceWarning].compactMap { $0 } + collector.refusals + collector.droppedMessageWarning
+            + collector.unwatchedThreadNotes
         if connection.mode == .agent, collector.watchedPids.isEmpty {
             warnings.append(
                 "the main run loop of pid \(pid) made no transition while stallwatch was attached: it runs no"

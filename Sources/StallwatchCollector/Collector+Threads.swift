@@ -4,6 +4,8 @@ import StallwatchCore
 extension Collector {
     /// Starts watching the selected threads of `pid` from `/proc`, but for the main thread when its agent watches it.
     func watchThreads(of pid: Int32, agentWatchesMain: Bool) {
+        // `--source agent`: what the agent cannot watch is not watched.
+        guard settings.source != .agent else { return }
         var selectors = settings.threads
         // The agent watches the main run loop; `main` alone then leaves nothing to watch from /proc.
         if agentWatchesMain { selectors.removeAll { $0 == .main } }
@@ -11,8 +13,8 @@ extension Collector {
         // Under an agent, its stalls are numbered from 1: the ones found from /proc are numbered apart.
         threadWatches[pid] = ThreadWatchSet(
             pid: pid, selectors: selectors, settings: settings, excluding: agentWatchesMain ? [pid] : [],
-            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), now: monotonicNow()
-        )
+            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), trace: trace,
+            now: monotonicNow())
     }
 
     /// Stall numbers of threads watched from `/proc` beside an agent start after this.

@@ -71,8 +71,10 @@ final class Collector {
     var threadWatches: [Int32: ThreadWatchSet] = [:]
     /// Selectors already said to match nothing, so each is said once.
     var reportedUnmatched: Set<String> = []
-    /// The open stalls found from `/proc`, not by an agent.
-    private var procStalls: Set<StallKey> = []
+    /// The open stalls found from outside (`/proc` or the kernel trace), not by an agent, and how.
+    private var procStalls: [StallKey: WatchMode] = [:]
+    /// The kernel trace that follows the threads watched from outside; nil samples them from `/proc`.
+    let trace: KernelTrace?
 
     struct StallKey: Hashable {
         let pid: Int32
@@ -83,8 +85,9 @@ final class Collector {
     ///   watch of the target's threads includes it.
     init(
         socket: Int32?, signals: SignalChannel, target: any WatchTarget, settings: WatchSettings,
-        output: any CollectorOutput, watchesMainFromProc: Bool = false
+        output: any CollectorOutput, trace: KernelTrace? = nil, watchesMainFromProc: Bool = false
     ) {
+        self.trace = trace
         self.socket = socket
         self.socketOpen = socket != nil
         self.signals = signals
@@ -241,7 +244,7 @@ final class Collector {
             stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
             pending[stall.key] = stall
-            if fromProc { procStalls.insert(stall.key) }
+            if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
             if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
         case .stallSample(let pid, let tid, let identifier, _):
@@ -274,10 +277,9 @@ final class Collector {
     /// Finishes a stall: its CPU share and how it was seen, then the report.
     private func close(_ stall: StallCapturer.OpenStall) {
         var assembler = stall.assembler
-        if procStalls.remove(stall.key) != nil {
-            // Seen from /proc, under `run` or beside an agent too: external mode's resolution.
-            assembler.note(
-                attached: AttachedStall(mode: .external, resolutionNanoseconds: settings.thresholdNanoseconds))
+        if let mode = procStalls.removeValue(forKey: stall.key) {
+            // Seen from outside, under `run` or beside an agent too: /proc's resolution, or the trace's exact times.
+            assembler.note(attached: AttachedStall(mode: mode, resolutionNanoseconds: settings.thresholdNanoseconds))
         } else if let attached = target.attachedStall(identifier: assembler.identifier) {
             assembler.note(attached: attached)
         }

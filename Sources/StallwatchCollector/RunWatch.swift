@@ -38,6 +38,9 @@ public final class RunWatch {
     /// stallwatch's own signals, blocked from ``run(output:stdoutToStderr:)`` to ``close()``, so that a signal
     /// arriving while the summary is written still only reaches the workload.
     private var signals: SignalChannel?
+    /// The kernel trace for threads watched from outside (`--thread`), and why there is none when `auto` wanted one.
+    private let trace: KernelTrace?
+    private let traceWarning: String?
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
@@ -57,6 +60,9 @@ public final class RunWatch {
         if let mismatch = SwiftRuntimeCheck.mismatch(executable: executable, agentLibrary: agent) {
             throw StallwatchError(message: mismatch, exitCode: ExitCode.runtimeMismatch)
         }
+        // Only threads beyond the main one are watched from outside under `run`: the agent watches the main loop.
+        (trace, traceWarning) = try KernelTrace.forSource(
+            settings.source, wanted: settings.threads.contains { $0 != .main })
     }
 
     /// Runs the workload to its end.
@@ -95,13 +101,14 @@ public final class RunWatch {
 
         let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
         let collector = Collector(
-            socket: collectorEnd, signals: signals, target: target, settings: settings, output: output)
+            socket: collectorEnd, signals: signals, target: target, settings: settings, output: output, trace: trace)
         collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
-            warnings: Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
+            warnings: [traceWarning].compactMap { $0 }
+                + Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
             watchedPids: collector.watchedPids,
             strategies: collector.strategiesUsed, busyPeriods: collector.busyPeriodHistogram,
             framesPerSecond: collector.framesPerSecond,

@@ -2,7 +2,32 @@
 // go, each judged by its own external watcher.
 import StallwatchCore
 
-/// Watches from `/proc` every thread of a process that the selectors pick and nobody else watches.
+/// One thread watched from outside: sampled from `/proc` (``ExternalWatcher``) or followed by the kernel trace
+/// (``TracedWatcher``).
+protocol OutsideWatcher: AnyObject {
+    var tid: Int32 { get }
+    var nextWake: UInt64 { get }
+    /// Whether the thread was seen waiting in an event loop (only then are its readings judged).
+    var isEventLoop: Bool { get }
+    var notWatchedReason: String { get }
+    /// How its stalls were seen.
+    var mode: WatchMode { get }
+    func step(now: UInt64) -> [AgentMessage]?
+    func gone(at now: UInt64) -> [AgentMessage]
+}
+
+extension ExternalWatcher: OutsideWatcher {
+    var isEventLoop: Bool { evidence.isEventLoop }
+    var notWatchedReason: String { evidence.notWatchedReason }
+    var mode: WatchMode { .external }
+}
+
+extension TracedWatcher: OutsideWatcher {
+    var mode: WatchMode { .kernel }
+}
+
+/// Watches from outside every thread of a process that the selectors pick and nobody else watches: through the
+/// kernel trace when there is one, else from `/proc`.
 ///
 /// The task directory is read again every ``scanInterval`` (or every threshold, if longer), so a loop thread started
 /// later, or a pool that grows, is picked up within it; a thread's name is read again until it matches, because a new
@@ -22,7 +47,9 @@ final class ThreadWatchSet {
     private let identifiers: StallIdentifiers
     /// Threads watched otherwise (the agent's run loops): never watched here.
     private var excluded: Set<Int32>
-    private var watchers: [Int32: ExternalWatcher] = [:]
+    private var watchers: [Int32: any OutsideWatcher] = [:]
+    /// The kernel trace the threads are followed by; nil samples `/proc`.
+    private let trace: KernelTrace?
     /// Every thread seen, by tid, with its name as last read.
     private(set) var names: [Int32: String] = [:]
     /// Threads that exited before they proved to be loops, and why they were not.
@@ -37,9 +64,10 @@ final class ThreadWatchSet {
     ///   - identifiers: the process's stall numbers.
     init(
         pid: Int32, selectors: [ThreadSelector], settings: WatchSettings, excluding: Set<Int32> = [],
-        identifiers: StallIdentifiers = StallIdentifiers(), now: UInt64
+        identifiers: StallIdentifiers = StallIdentifiers(), trace: KernelTrace? = nil, now: UInt64
     ) {
         self.pid = pid
+        self.trace = trace
         self.selectors = selectors
         self.settings = settings
         self.identifiers = identifiers
@@ -69,10 +97,15 @@ final class ThreadWatchSet {
 
     /// Threads picked that never proved to be event loops, and why.
     var unwatched: [Unwatched] {
-        let current = watchers.values.filter { !$0.evidence.isEventLoop }.sorted { $0.tid < $1.tid }.map {
-            Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.evidence.notWatchedReason)
+        let current = watchers.values.filter { !$0.isEventLoop }.sorted { $0.tid < $1.tid }.map {
+            Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.notWatchedReason)
         }
         return departed + current
+    }
+
+    /// How `tid`'s stalls are seen: through the kernel trace or from `/proc`.
+    func mode(of tid: Int32) -> WatchMode {
+        watchers[tid]?.mode ?? (trace == nil ? .external : .kernel)
     }
 
     /// Stops watching `tid` here: someone else (the agent) watches it from now on. A stall this watch had found on
@@ -124,6 +157,15 @@ final class ThreadWatchSet {
             // `all` means the program's loops: the agent's own threads are stallwatch's, not the program's.
             if AgentThreadNames.all.contains(name), !picking.contains(where: { $0 != .all }) { continue }
             matched.formUnion(picking)
+            if let trace {
+                let traced = TracedWatcher(
+                    pid: pid, tid: tid, trace: trace, threshold: settings.thresholdNanoseconds, count: settings.count,
+                    maxSamples: settings.maxSamples, now: now, identifiers: identifiers)
+                if traced.followed {
+                    watchers[tid] = traced
+                    continue
+                }
+            }
             watchers[tid] = ExternalWatcher(
                 pid: pid, tid: tid, threshold: settings.thresholdNanoseconds, count: settings.count,
                 maxSamples: settings.maxSamples, now: now, identifiers: identifiers)
@@ -134,8 +176,8 @@ final class ThreadWatchSet {
     /// Drops the watcher of a thread that is gone (or a process that is).
     private func depart(_ tid: Int32, now: UInt64) -> [AgentMessage] {
         guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
-        if !watcher.evidence.isEventLoop {
-            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.evidence.notWatchedReason))
+        if !watcher.isEventLoop {
+            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.notWatchedReason))
         }
         return watcher.gone(at: now)
     }

@@ -7,6 +7,12 @@ public enum WatchMode: String, Sendable, Equatable {
     case agent
     /// From outside: the main thread's state sampled from `/proc` every threshold; times known to one sample.
     case external
+    /// From outside, through the kernel's trace of the thread's event-loop waits: timed exactly, with no run-loop
+    /// phase or callout known.
+    case kernel
+
+    /// Whether the run loop's phase and callout are known (only the agent sees inside the loop).
+    public var knowsLoopPhase: Bool { self == .agent }
 }
 
 /// Why an attach session ended.

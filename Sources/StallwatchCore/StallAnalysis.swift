@@ -36,7 +36,7 @@ extension StallReport {
     /// A stable identity for "the same stall": the dominant frame and up to two user-written callers, by name
     /// (not address, so it survives a rebuild), plus the callout kind. 16 hex digits.
     ///
-    /// A stall seen from outside (`attach --mode external`), or whose dominant frame has no source location, is
+    /// A stall seen from outside (`attach --mode external`, the kernel trace), or whose dominant frame has no source location, is
     /// likely an interpreter's or a runtime's (python3, a VM), whose C function is the same for every script-level
     /// stall: there every caller of the program's image counts, by name, runs of one name (recursion, the eval loop re-entered) counted once, so stalls that
     /// reach it by different paths differ.
@@ -50,7 +50,7 @@ extension StallReport {
         {
             let dominantFrame = sample.frames[index]
             let seenFromOutside =
-                attached?.mode == .external || (dominantFrame.file == nil && dominantFrame.line == nil)
+                attached?.mode.knowsLoopPhase == false || (dominantFrame.file == nil && dominantFrame.line == nil)
             let callers = sample.frames[index...].filter {
                 (seenFromOutside ? ImageClassifier.isApplicationFrame($0) : isCandidate($0)) && !$0.inlined
             }.compactMap(\.symbol)

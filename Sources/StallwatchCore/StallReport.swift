@@ -65,7 +65,7 @@ public struct StallReport: Equatable, Sendable {
     /// nil seen from outside (`stallwatch attach --mode external`) and for a task on an executor thread, which neither
     /// strategy watches (its jobs are seen where the concurrency runtime hands them to libdispatch).
     public var strategy: WatchStrategy? {
-        if attached?.mode == .external || phase == .task { return nil }
+        if attached?.mode.knowsLoopPhase == false || phase == .task { return nil }
         return phase == .mainQueue ? .ping : .runLoop
     }
 

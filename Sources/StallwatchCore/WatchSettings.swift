@@ -11,6 +11,20 @@ public enum WatchStrategy: String, CaseIterable, Codable, Sendable {
     case auto
 }
 
+/// Where the transitions of a thread's event loop come from (`--source`).
+public enum LoopSource: String, CaseIterable, Codable, Sendable {
+    /// The agent for run loops it can watch; the kernel trace for other event-loop threads where tracing is
+    /// permitted, else `/proc` sampling.
+    case auto
+    /// The agent only: threads it cannot watch are not watched.
+    case agent
+    /// The kernel's trace of each thread's loop waits (BPF; root or CAP_BPF and CAP_PERFMON): exact, for any
+    /// program; an error where it is not permitted.
+    case kernel
+    /// `/proc` sampling every threshold: times known to one threshold.
+    case proc
+}
+
 /// The detection settings every way of watching shares.
 public struct WatchSettings: Equatable, Sendable {
     /// The shortest watcher timeout: shorter ones would mostly measure scheduler noise.
@@ -48,6 +62,8 @@ public struct WatchSettings: Equatable, Sendable {
     public var frameRate: FrameRateMonitor.Configuration?
     /// `--thread`: which threads' event loops to watch (the main thread's by default).
     public var threads: [ThreadSelector] = [.main]
+    /// `--source`: where the threads stallwatch watches from outside get their loop transitions.
+    public var source: LoopSource = .auto
 
     public init(
         thresholdNanoseconds: UInt64 = 80_000_000, count: Int = 3, maxSamples: Int = 10,

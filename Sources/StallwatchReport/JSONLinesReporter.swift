@@ -77,7 +77,7 @@ public struct JSONLinesReporter: Reporter {
                 ("count", .int(Int64(stall.count))),
             ] + attachedRecord(stall.attached) + [
                 // No run-loop phase is seen from outside.
-                ("activity", .string(stall.attached?.mode == .external ? "unknown" : stall.phase.name)),
+                ("activity", .string(stall.attached?.mode.knowsLoopPhase == false ? "unknown" : stall.phase.name)),
                 ("runLoopMode", .optional(stall.mode)),
                 ("strategy", .optional(stall.strategy?.rawValue)),
                 ("callout", .optional(stall.callout?.rawValue)),

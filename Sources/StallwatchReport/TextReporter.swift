@@ -89,7 +89,7 @@ public struct TextReporter: Reporter {
     /// phase is seen) out of which wait.
     func onsetLine(_ stall: StallReport) -> String {
         let detectedAfter = stall.detectedAt >= stall.start ? stall.detectedAt - stall.start : 0
-        guard let attached = stall.attached, attached.mode == .external else {
+        guard let attached = stall.attached, !attached.mode.knowsLoopPhase else {
             let mode = stall.mode.map { ", run-loop mode \($0)" } ?? ""
             let strategy =
                 stall.phase == .task
@@ -101,8 +101,13 @@ public struct TextReporter: Reporter {
         let began =
             attached.startedBeforeAttach
             ? "already stalled when stallwatch attached at \(clock.timeOfDay(monotonic: stall.start))"
-            : "began ~\(clock.timeOfDay(monotonic: stall.start)), out of its event-loop wait"
-        return "  \(began); detected after \(Self.milliseconds(detectedAfter)) ms (\(stall.count) busy samples)"
+            : attached.mode == .kernel
+                ? "began \(clock.timeOfDay(monotonic: stall.start)), out of its event-loop wait"
+                : "began ~\(clock.timeOfDay(monotonic: stall.start)), out of its event-loop wait"
+        let how =
+            attached.mode == .kernel
+            ? "\(stall.count) × \(Self.milliseconds(stall.thresholdNanoseconds)) ms" : "\(stall.count) busy samples"
+        return "  \(began); detected after \(Self.milliseconds(detectedAfter)) ms (\(how))"
     }
 
     /// "  mode: external (...)": how an attached process was watched.
@@ -115,6 +120,9 @@ public struct TextReporter: Reporter {
             return "  mode: external (the \(mainThread ? "main thread" : "thread")'s state sampled from /proc every"
                 + " \(Self.milliseconds(interval)) ms: start and end each within"
                 + " ±\(Self.milliseconds(interval / 2)) ms)"
+        case .kernel:
+            return "  mode: kernel (the kernel's trace timed the \(mainThread ? "main thread" : "thread")'s event-loop"
+                + " waits exactly)"
         }
     }
 

@@ -97,7 +97,7 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let unfinished: Bool
     public let thresholdMs: Double
     public let count: Int
-    /// `stallwatch attach` only: `agent` or `external`.
+    /// How an attached process, or a thread watched from outside, was watched: `agent`, `external` or `kernel`.
     public let mode: String?
     /// `stallwatch attach` only: the sampling interval in external mode, `.null` through the agent.
     public let resolutionMs: Nullable<Double>

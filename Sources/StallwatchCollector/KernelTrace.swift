@@ -1,0 +1,83 @@
+// The kernel trace source's handle: CStallwatchTrace's BPF program loaded once per watch, and what it keeps for each
+// thread it follows.
+import CStallwatchTrace
+import Glibc
+import StallwatchCore
+
+/// The loaded and attached trace program. Closing it (or stallwatch's exit, however it happens) detaches it.
+final class KernelTrace {
+    /// Why the trace could not be had, in a sentence with what to do.
+    struct Unavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let handle: OpaquePointer
+
+    private init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        sw_trace_close(handle)
+    }
+
+    /// Loads and attaches the program.
+    static func open() -> Result<KernelTrace, Unavailable> {
+        var handle: OpaquePointer?
+        var error = [CChar](repeating: 0, count: 256)
+        let code = sw_trace_open(&handle, &error, error.count)
+        guard code == 0, let handle else {
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let advice =
+                code == -EPERM || code == -EACCES
+                ? "; tracing needs root, or CAP_BPF and CAP_PERFMON (in a container, also a seccomp profile that allows"
+                    + " bpf)"
+                : ""
+            return .failure(Unavailable(description: "kernel tracing is not available: \(reason)\(advice)"))
+        }
+        return .success(KernelTrace(handle: handle))
+    }
+
+    /// Starts following `tid` (its id as this process sees it, which for stallwatch is the kernel's initial one
+    /// unless it runs in a pid namespace of its own). False when the kernel refused (too many threads).
+    func watch(tid: Int32) -> Bool {
+        sw_trace_watch(handle, tid) == 0
+    }
+
+    func unwatch(tid: Int32) {
+        sw_trace_unwatch(handle, tid)
+    }
+
+    /// What the kernel recorded for `tid`; nil when it is not followed.
+    func state(of tid: Int32) -> sw_trace_state? {
+        var state = sw_trace_state()
+        return sw_trace_read(handle, tid, &state) == 0 ? state : nil
+    }
+
+    /// Tells the program `tid`'s loop wait (0: any) and the epoch whose first move it records.
+    func control(tid: Int32, loopIdentity: UInt64, epoch: UInt64) {
+        _ = sw_trace_control(handle, tid, sw_trace_control(loop_identity: loopIdentity, epoch: epoch))
+    }
+}
+
+extension KernelTrace {
+    /// The trace `source` asks for, when threads are to be watched from outside (`wanted`): none for `proc` and
+    /// `agent`; for `kernel` the trace, or an error saying why not; for `auto` the trace if it can be had, else `/proc`
+    /// sampling and a warning saying why.
+    static func forSource(_ source: LoopSource, wanted: Bool) throws(StallwatchError) -> (
+        trace: KernelTrace?, warning: String?
+    ) {
+        guard wanted, source == .kernel || source == .auto else { return (nil, nil) }
+        switch open() {
+        case .success(let trace): return (trace, nil)
+        case .failure(let unavailable) where source == .kernel:
+            throw StallwatchError(
+                message: "--source kernel: \(unavailable); --source proc samples /proc instead",
+                exitCode: ExitCode.permissionDenied)
+        case .failure(let unavailable):
+            return (
+                nil, "\(unavailable); threads watched from outside are sampled from /proc (times within a threshold)"
+            )
+        }
+    }
+}

@@ -1,0 +1,136 @@
+// The kernel trace source for one thread: its loop's waits as the kernel recorded them, judged by the one detector.
+import CStallwatchTrace
+import StallwatchCore
+
+/// Watches one thread of a process through the kernel's record of its event-loop waits (``KernelTrace``), and
+/// produces the messages an agent would send.
+///
+/// The kernel stamps every entry into and exit from the loop's wait, so a busy period is exit-of-wait to entry of
+/// the next one, timed exactly, and a loaded loop that waits thousands of times a second is never mistaken for a
+/// stalled one (which sampling `/proc` can do). A wait the loop does not rest in is busy: a zero-timeout poll (a
+/// look, as CoreFoundation's loop takes each iteration) and, once the loop's own wait is learned, a wait on another
+/// descriptor (a handler's nested `poll` or `read`). The loop's wait is learned as the one the thread rests in three
+/// readings running.
+final class TracedWatcher {
+    let pid: Int32
+    let tid: Int32
+    private let trace: KernelTrace
+    private let threshold: UInt64
+    private let maxSamples: Int
+    private var detector: StallDetector
+    private var schedule = SampleSchedule(maxSamples: 1)
+    private var moment = 0
+    private var samplesTaken = 0
+    private var ongoingIdentifier: Int?
+    /// Raised at each stall's onset, so the kernel records the first move after it: the stall's end.
+    private var epoch: UInt64 = 0
+    private var loopIdentity: UInt64 = 0
+    private var candidate: (identity: UInt64, readings: Int)?
+    private var lastWaits: UInt64 = 0
+    private(set) var isEventLoop = false
+    private(set) var nextWake: UInt64
+    /// Whether the kernel follows the thread at all (it may refuse past its table's size).
+    let followed: Bool
+
+    /// Readings in a row the thread must rest in one wait before it is taken as the loop's.
+    static let readingsToLearnLoop = 3
+
+    init(
+        pid: Int32, tid: Int32, trace: KernelTrace, threshold: UInt64, count: Int, maxSamples: Int, now: UInt64,
+        identifiers: StallIdentifiers
+    ) {
+        self.pid = pid
+        self.tid = tid
+        self.trace = trace
+        self.threshold = threshold
+        self.maxSamples = maxSamples
+        detector = StallDetector(threshold: threshold, count: count, identifiers: identifiers)
+        nextWake = now
+        followed = trace.watch(tid: tid)
+    }
+
+    deinit {
+        trace.unwatch(tid: tid)
+    }
+
+    var isStalled: Bool { ongoingIdentifier != nil }
+
+    var notWatchedReason: String {
+        followed
+            ? "never seen waiting in an event-loop wait (epoll_wait, poll, select…) since stallwatch began"
+            : "the kernel trace follows at most \(SW_TRACE_MAX_THREADS) threads"
+    }
+
+    /// Reads the thread's record; nil once the thread is gone.
+    func step(now: UInt64) -> [AgentMessage]? {
+        guard ThreadInspector.statFields(pid: pid, tid: tid) != nil, let state = trace.state(of: tid) else {
+            return nil
+        }
+        nextWake = now + threshold
+        var messages: [AgentMessage] = []
+        learnLoop(state)
+        if !isEventLoop, state.waits > 0 {
+            isEventLoop = true
+            messages.append(.watching(pid: pid, tid: tid))
+        }
+        guard state.phase != SW_TRACE_UNSEEN.rawValue else { return messages }
+        let snapshot = ActivitySnapshot(
+            sequence: state.sequence, phase: state.phase == SW_TRACE_WAITING.rawValue ? .sleeping : .afterWaiting,
+            timestamp: state.stamp_ns)
+        let firstMove = ongoingIdentifier != nil && state.epoch_seen == epoch ? state.first_move_ns : nil
+        let events = detector.observe(snapshot, now: now, firstTransitionAfterOnset: firstMove)
+        for event in events {
+            switch event {
+            case .ended(_, let endedAt):
+                if let identifier = ongoingIdentifier {
+                    messages.append(.stallEnded(pid: pid, identifier: identifier, endedAt: endedAt))
+                }
+                ongoingIdentifier = nil
+            case .began(let onset):
+                ongoingIdentifier = onset.identifier
+                epoch += 1
+                trace.control(tid: tid, loopIdentity: loopIdentity, epoch: epoch)
+                samplesTaken = 1
+                schedule = SampleSchedule(maxSamples: maxSamples)
+                moment = 0
+                _ = schedule.shouldSample(atMoment: moment)
+                // Seen from outside: which run-loop phase the thread was in is not known.
+                let outside = StallOnset(
+                    identifier: onset.identifier, phase: .notStarted, start: onset.start, detectedAt: now,
+                    sequence: onset.sequence)
+                messages.append(.stallBegan(pid: pid, tid: tid, onset: outside))
+            }
+        }
+        if let identifier = ongoingIdentifier, !events.contains(where: { if case .began = $0 { true } else { false } })
+        {
+            moment += 1
+            if schedule.shouldSample(atMoment: moment) {
+                samplesTaken += 1
+                messages.append(.stallSample(pid: pid, tid: tid, identifier: identifier, index: samplesTaken))
+            }
+        }
+        nextWake = detector.nextWake(after: now)
+        return messages
+    }
+
+    /// The thread exited: a stall in progress ended when it was last seen to move, or now.
+    func gone(at now: UInt64) -> [AgentMessage] {
+        guard let identifier = ongoingIdentifier else { return [] }
+        ongoingIdentifier = nil
+        return [.stallEnded(pid: pid, identifier: identifier, endedAt: now)]
+    }
+
+    /// The loop's wait: the one the thread rested in at ``readingsToLearnLoop`` readings in a row.
+    private func learnLoop(_ state: sw_trace_state) {
+        defer { lastWaits = state.waits }
+        guard loopIdentity == 0, state.waits > lastWaits else { return }
+        if candidate?.identity == state.wait_identity {
+            candidate?.readings += 1
+        } else {
+            candidate = (state.wait_identity, 1)
+        }
+        guard let candidate, candidate.readings >= Self.readingsToLearnLoop else { return }
+        loopIdentity = candidate.identity
+        trace.control(tid: tid, loopIdentity: loopIdentity, epoch: epoch)
+    }
+}
