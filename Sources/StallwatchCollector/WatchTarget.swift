@@ -41,10 +41,17 @@ final class LaunchedWorkload: WatchTarget {
     /// When it was reaped, `CLOCK_MONOTONIC` ns.
     private(set) var exitedAt: UInt64?
 
-    init(_ workload: Workload, timeout: UInt64?, now: UInt64) {
+    /// The terminal whose foreground the workload's process group holds, if it took it from stallwatch's.
+    private let terminal: ForegroundTerminal?
+
+    init(_ workload: Workload, timeout: UInt64?, terminal: ForegroundTerminal?, now: UInt64) {
         self.workload = workload
+        self.terminal = terminal
         timeoutDeadline = timeout.map { now + $0 }
     }
+
+    /// Whom stallwatch signals: the workload's process group when it has one of its own, else the workload alone.
+    private var signalled: pid_t { workload.ownProcessGroup ? -workload.pid : workload.pid }
 
     var isFinished: Bool { waitStatus != nil }
 
@@ -56,9 +63,10 @@ final class LaunchedWorkload: WatchTarget {
 
     func received(_ signals: [SignalChannel.Received]) {
         for received in signals where received.signal != SIGCHLD {
-            // A terminal's Ctrl-C already reached the workload (same process group); forward only what another
-            // process sent to stallwatch alone, so the workload sees each signal once.
-            if received.fromProcess { kill(workload.pid, received.signal) }
+            // A terminal's Ctrl-C already reached a workload in stallwatch's process group; forward only what another
+            // process sent to stallwatch alone, so the workload sees each signal once. A workload in a group of its
+            // own that holds the terminal gets the terminal's signals itself, and stallwatch none of them.
+            if received.fromProcess || workload.ownProcessGroup { kill(signalled, received.signal) }
         }
     }
 
@@ -79,15 +87,17 @@ final class LaunchedWorkload: WatchTarget {
         pid == workload.pid || Preflight.isDescendant(pid)
     }
 
-    /// Past the deadline, SIGTERM the workload; past the grace period, SIGKILL it.
+    /// Past the deadline, SIGTERM the workload's process group (and SIGCONT it, in case it was stopped, as GNU
+    /// `timeout` does); past the grace period, SIGKILL it.
     private func enforceTimeout(now: UInt64) {
         guard waitStatus == nil, let deadline = timeoutDeadline else { return }
         if !timedOut, now >= deadline {
             timedOut = true
-            kill(workload.pid, SIGTERM)
+            kill(signalled, SIGTERM)
+            kill(signalled, SIGCONT)
             killDeadline = now + Self.terminationGrace
         } else if let killAt = killDeadline, now >= killAt {
-            kill(workload.pid, SIGKILL)
+            kill(signalled, SIGKILL)
             killDeadline = nil
         }
     }
@@ -95,12 +105,16 @@ final class LaunchedWorkload: WatchTarget {
     private func reap() {
         guard waitStatus == nil else { return }
         var status: Int32 = 0
-        let result = waitpid(workload.pid, &status, WNOHANG)
+        let result = waitpid(workload.pid, &status, WNOHANG | (terminal == nil ? 0 : WUNTRACED))
         // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
         let stopped = status & 0xff == 0x7f
+        if result == workload.pid, stopped, ForegroundTerminal.isJobControlStop(status) { terminal?.workloadStopped() }
         if result == workload.pid, !stopped { waitStatus = status }
         if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
-        if waitStatus != nil { exitedAt = monotonicNow() }
+        if waitStatus != nil {
+            exitedAt = monotonicNow()
+            terminal?.takeBack()
+        }
     }
 }
 
