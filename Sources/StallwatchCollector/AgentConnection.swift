@@ -17,6 +17,8 @@ enum AgentConnection {
         let reason: String
         /// The agent answered, and refused.
         var refusal = false
+        /// Another process serves the socket at the process's path: said as it is, whatever the environment says.
+        var impostor = false
     }
 
     /// Connects to `target`'s agent and sends the session's settings.
@@ -45,6 +47,8 @@ enum AgentConnection {
         _ = sw_socket_pass_credentials(descriptor)
         do throws(Failure) {
             try connect(descriptor, to: path, shown: directory + "/" + name)
+            // Anyone who may create the file can serve that path; only the process itself gets the request.
+            try checkPeer(descriptor, target: target, shown: directory + "/" + name)
             let request = AttachRequest(settings: settings, collectorVersion: StallwatchVersion.string)
             let bytes = WireFormat.encode(request)
             let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -64,7 +68,7 @@ enum AgentConnection {
             return descriptor
         } catch {
             close(descriptor)
-            guard environment?[AgentEnvironment.listen] != nil || environment == nil else {
+            guard environment?[AgentEnvironment.listen] != nil || environment == nil || error.impostor else {
                 throw Failure(
                     reason: "pid \(pid) was not started with \(AgentEnvironment.listen)=1 and the stallwatch agent")
             }
@@ -111,6 +115,18 @@ enum AgentConnection {
         default:
             throw Failure(reason: "cannot connect to \(shown): \(errorText())")
         }
+    }
+
+    /// Checks that the socket's other end was made by the target itself (`SO_PEERCRED`): otherwise every message
+    /// would be dropped as not the target's, and the session would watch nothing while saying it watches.
+    private static func checkPeer(_ descriptor: Int32, target: TargetProcess, shown: String) throws(Failure) {
+        let peer = sw_socket_peer_pid(descriptor)
+        guard peer != target.pid else { return }
+        let server =
+            peer > 0 ? "pid \(peer) (\(ThreadInspector.processName(pid: peer)))" : "a process stallwatch cannot see"
+        throw Failure(
+            reason: "the socket \(shown) is served by \(server), not by pid \(target.pid), so it is not that process's"
+                + " agent", impostor: true)
     }
 
     /// Waits for the agent's first message: `loaded` (left queued for the collector) or `refused` (its reason).

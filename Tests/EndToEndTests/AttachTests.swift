@@ -152,4 +152,36 @@ import Testing
         #expect(result.status == 69)
         #expect(result.stderr.contains("was not started with STALLWATCH_LISTEN=1"), "stderr: \(result.stderr)")
     }
+
+    /// A socket at the process's path that another process serves is not its agent: stallwatch says so and watches
+    /// from outside, instead of claiming the agent and dropping every message as not the process's.
+    @Test func aSocketServedByAnotherProcessIsNotTheAgent() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-e2e-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let impostorRuntime = directory.appendingPathComponent("impostor").path
+        let targetRuntime = directory.appendingPathComponent("target").path
+        for runtime in [impostorRuntime, targetRuntime] {
+            try FileManager.default.createDirectory(
+                atPath: runtime + "/stallwatch", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        }
+        let arguments = ["--scenario", "baseline", "--stalls", "1", "--period", "30s"]
+        // A real listening agent, of another process: it answers as an agent would.
+        let impostor = try RunningDemo(arguments, listening: true, environment: ["XDG_RUNTIME_DIR": impostorRuntime])
+        let target = try RunningDemo(arguments, environment: ["XDG_RUNTIME_DIR": targetRuntime])
+        let served = impostorRuntime + "/stallwatch/\(impostor.pid).sock"
+        try #require(waitFor({ FileManager.default.fileExists(atPath: served) }, timeout: 10))
+        try FileManager.default.moveItem(atPath: served, toPath: targetRuntime + "/stallwatch/\(target.pid).sock")
+
+        let result = try runStallwatch(["attach", "--duration", "1s", String(target.pid)])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("through its agent"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("from outside"), "stderr: \(result.stderr)")
+        #expect(
+            result.stderr.contains("is served by pid \(impostor.pid) (stallwatch-demo), not by pid \(target.pid)"),
+            "stderr: \(result.stderr)")
+        let agentOnly = try runStallwatch(["attach", "--mode", "agent", "--duration", "1s", String(target.pid)])
+        #expect(agentOnly.status == 69)
+        #expect(agentOnly.stderr.contains("is served by pid \(impostor.pid)"), "stderr: \(agentOnly.stderr)")
+    }
 }
