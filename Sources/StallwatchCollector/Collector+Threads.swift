@@ -53,12 +53,9 @@ extension Collector {
         }
     }
 
-    /// The threads picked but never watched as event loops, in a sentence each, for the summary.
+    /// The threads picked but never watched as event loops, for the summary: a sentence each, those that exited
+    /// counted in one when there are many.
     var unwatchedThreadNotes: [String] {
-        threadWatches.keys.sorted().flatMap { pid in
-            (threadWatches[pid]?.unwatched ?? []).map {
-                "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)"
-            }
-        }
+        threadWatches.keys.sorted().flatMap { threadWatches[$0]?.unwatchedNotes ?? [] }
     }
 }

@@ -25,8 +25,15 @@ final class ThreadWatchSet {
     private var watchers: [Int32: ExternalWatcher] = [:]
     /// Every thread seen, by tid, with its name as last read.
     private(set) var names: [Int32: String] = [:]
-    /// Threads that exited before they proved to be loops, and why they were not.
+    /// The first threads that exited before they proved to be loops, and why they were not: named one by one.
     private var departed: [Unwatched] = []
+    /// How many threads exited before they proved to be loops, and how many of them had each name (at most
+    /// ``departedNamesKept`` names: a pool that churns threads names them alike, a hostile program may not).
+    private(set) var departedCount = 0
+    private var departedNames: [String: Int] = [:]
+    /// Beyond this many, threads that exited unwatched are counted, not named one by one.
+    static let departedNamed = 3
+    static let departedNamesKept = 64
     /// Selectors that picked a thread at some point.
     private var matched: Set<ThreadSelector> = []
     private var nextScan: UInt64
@@ -67,12 +74,28 @@ final class ThreadWatchSet {
         now >= createdAt + Self.matchGrace ? unmatchedSelectors : []
     }
 
-    /// Threads picked that never proved to be event loops, and why.
+    /// Threads picked that never proved to be event loops, and why: those still running, and the first few that
+    /// exited (more are counted in ``departedCount``).
     var unwatched: [Unwatched] {
         let current = watchers.values.filter { !$0.evidence.isEventLoop }.sorted { $0.tid < $1.tid }.map {
             Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.evidence.notWatchedReason)
         }
-        return departed + current
+        return (departedCount > Self.departedNamed ? [] : departed) + current
+    }
+
+    /// What the summary says of the threads picked that were never watched: one sentence per thread still running
+    /// and per thread that exited, or, when more than ``departedNamed`` exited (a pool that churns short-lived
+    /// threads), one sentence counting those.
+    var unwatchedNotes: [String] {
+        var notes = unwatched.map { "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)" }
+        guard departedCount > Self.departedNamed else { return notes }
+        let common = departedNames.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(3)
+        let named = common.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        notes.insert(
+            "\(departedCount) threads of pid \(pid) exited before they could be watched (picked by --thread, never"
+                + " seen waiting in an event loop while they ran; named \(named)\(departedNames.count > 3 ? ", …" : ""))",
+            at: 0)
+        return notes
     }
 
     /// Stops watching `tid` here: someone else (the agent) watches it from now on. A stall this watch had found on
@@ -135,7 +158,14 @@ final class ThreadWatchSet {
     private func depart(_ tid: Int32, now: UInt64) -> [AgentMessage] {
         guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
         if !watcher.evidence.isEventLoop {
-            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.evidence.notWatchedReason))
+            let name = names[tid] ?? "?"
+            departedCount += 1
+            if departed.count < Self.departedNamed + 1 {
+                departed.append(Unwatched(tid: tid, name: name, reason: watcher.evidence.notWatchedReason))
+            }
+            if departedNames[name] != nil || departedNames.count < Self.departedNamesKept {
+                departedNames[name, default: 0] += 1
+            }
         }
         return watcher.gone(at: now)
     }
