@@ -35,11 +35,14 @@ extension Collector {
         }
     }
 
-    /// At the watch's end: says which selectors never matched.
+    /// At the watch's end: ends the stalls of threads that exited on their own, says which selectors never matched.
     func finishThreadWatches(now: UInt64) {
         for pid in threadWatches.keys.sorted() {
-            // Stalls still in progress stay unfinished, as the agent's do when a watch ends.
+            // Other stalls still in progress stay unfinished, as the agent's do when a watch ends.
             guard let watch = threadWatches[pid] else { continue }
+            if target.threadsExitedOnTheirOwn(pid: pid) {
+                for message in watch.endExitedThreads(now: now) { handle(message, fromProc: true) }
+            }
             noteUnmatched(watch.unmatchedSelectors, pid: pid, final: true)
         }
     }

@@ -130,6 +130,14 @@ final class ThreadWatchSet {
         return messages
     }
 
+    /// At the watch's end, once the process is known to have let its threads exit on their own: the stall of a
+    /// thread that is gone ended when it exited (when it was last seen), and is not left unfinished.
+    func endExitedThreads(now: UInt64) -> [AgentMessage] {
+        watchers.keys.sorted().filter { ThreadInspector.statFields(pid: pid, tid: $0) == nil }.flatMap {
+            depart($0, now: now)
+        }
+    }
+
     /// Reads the thread list: new threads that match get a watcher, gone ones lose theirs.
     private func scan(now: UInt64) -> [AgentMessage] {
         let tids = ThreadInspector.threads(pid: pid)

@@ -22,6 +22,9 @@ protocol WatchTarget: AnyObject {
     /// The attached process, whose threads are watched from the start; nil under `run` (its processes announce
     /// themselves).
     var attachedPid: Int32? { get }
+    /// Whether a watched thread of process `pid` found gone at the watch's end exited on its own, ending its stall
+    /// (its process lives on, or exited by itself), rather than being killed with its process mid-stall.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool
 }
 
 /// A workload `run` launched: the watch ends when it exits and it is reaped; signals sent to stallwatch alone are
@@ -81,6 +84,14 @@ final class LaunchedWorkload: WatchTarget {
     func attachedStall(identifier: Int) -> AttachedStall? { nil }
 
     var attachedPid: Int32? { nil }
+
+    /// The workload exited with a status of its own (not killed by a signal, nor stopped by `--timeout`); another
+    /// process of the run still runs.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool {
+        guard pid == workload.pid else { return processLives(pid) }
+        guard let waitStatus, !timedOut else { return false }
+        return waitStatus & 0x7f == 0
+    }
 
     /// The workload and the processes it started: only they inherit the agent's socket.
     func mayWatch(_ pid: Int32) -> Bool {
@@ -171,9 +182,19 @@ final class AttachedProcess: WatchTarget {
 
     var attachedPid: Int32? { process.pid }
 
+    /// The process still runs: a thread of it that is gone exited. Once the process is gone, how it went is not
+    /// known to a process that is not its parent.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool { processLives(pid) }
+
     func attachedStall(identifier: Int) -> AttachedStall? {
         // A thread is judged only once seen at rest in its loop (``EventLoopEvidence``), so no stall reported from
         // outside was already under way at the first look.
         AttachedStall(mode: mode, resolutionNanoseconds: external ? threshold : nil)
     }
+}
+
+/// Whether process `pid` runs still (neither gone nor a zombie).
+private func processLives(_ pid: Int32) -> Bool {
+    guard let state = ThreadInspector.statFields(pid: pid, tid: pid)?.first else { return false }
+    return state != "Z" && state != "X"
 }
