@@ -184,4 +184,53 @@ import Testing
         #expect(agentOnly.status == 69)
         #expect(agentOnly.stderr.contains("is served by pid \(impostor.pid)"), "stderr: \(agentOnly.stderr)")
     }
+
+    /// `--duration` bounds the whole session, the wait for an agent that never answers included.
+    @Test func aMuteAgentDoesNotStretchTheDuration() throws {
+        // Listens at its own agent socket path and never accepts nor answers.
+        let built = try compile(
+            """
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <sys/socket.h>
+            #include <sys/un.h>
+            #include <unistd.h>
+            int main(void) {
+                struct sockaddr_un address = {.sun_family = AF_UNIX};
+                snprintf(address.sun_path, sizeof address.sun_path, "%s/stallwatch/%d.sock",
+                         getenv("XDG_RUNTIME_DIR"), (int)getpid());
+                int listener = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+                if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 || listen(listener, 4) != 0)
+                    return 1;
+                fputs("listening\\n", stderr);
+                pause();
+                return 0;
+            }
+            """, language: "c", output: "mute-agent")
+        defer { try? FileManager.default.removeItem(at: built) }
+        let runtime = built.appendingPathComponent("runtime").path
+        try FileManager.default.createDirectory(
+            atPath: runtime + "/stallwatch", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let mute = Process()
+        mute.executableURL = built.appendingPathComponent("mute-agent")
+        mute.environment = RunningProgram.environment(listening: false).merging([
+            "XDG_RUNTIME_DIR": runtime, "STALLWATCH_LISTEN": "1",
+        ]) { $1 }
+        try mute.run()
+        defer {
+            kill(mute.processIdentifier, SIGKILL)
+            mute.waitUntilExit()
+        }
+        let socket = runtime + "/stallwatch/\(mute.processIdentifier).sock"
+        try #require(waitFor({ FileManager.default.fileExists(atPath: socket) }, timeout: 10))
+
+        let started = Date()
+        let result = try runStallwatch(["attach", "--duration", "2s", String(mute.processIdentifier)])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("did not answer within"), "stderr: \(result.stderr)")
+        // The agent's 2 s answer timeout and then 2 s from outside made at least 4 s.
+        #expect(elapsed < 3.5, "\(elapsed) s for --duration 2s")
+    }
 }
