@@ -113,15 +113,23 @@ final class LaunchedWorkload: WatchTarget {
         }
     }
 
+    /// Collects the workload's exit, and every other child that exited: as the pid namespace's init (a container's
+    /// entrypoint), stallwatch inherits every orphan in it, and nobody else would reap them. The collector's own
+    /// helpers are reaped by their own pid before it returns to its loop, so none of them is ever waited for here.
     private func reap() {
         guard waitStatus == nil else { return }
-        var status: Int32 = 0
-        let result = waitpid(workload.pid, &status, WNOHANG | (terminal == nil ? 0 : WUNTRACED))
-        // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
-        let stopped = status & 0xff == 0x7f
-        if result == workload.pid, stopped, ForegroundTerminal.isJobControlStop(status) { terminal?.workloadStopped() }
-        if result == workload.pid, !stopped { waitStatus = status }
-        if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
+        while true {
+            var status: Int32 = 0
+            let result = waitpid(-1, &status, WNOHANG | (terminal == nil ? 0 : WUNTRACED))
+            if result < 0, errno == EINTR { continue }
+            if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
+            guard result > 0 else { break }
+            // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
+            let stopped = status & 0xff == 0x7f
+            guard result == workload.pid else { continue }
+            if stopped, ForegroundTerminal.isJobControlStop(status) { terminal?.workloadStopped() }
+            if !stopped { waitStatus = status }
+        }
         if waitStatus != nil {
             exitedAt = monotonicNow()
             terminal?.takeBack()
