@@ -233,4 +233,52 @@ import Testing
         // The agent's 2 s answer timeout and then 2 s from outside made at least 4 s.
         #expect(elapsed < 3.5, "\(elapsed) s for --duration 2s")
     }
+
+    /// Another tracer holding the stalled thread for a while costs the samples it holds, not the stall's nor the
+    /// later stalls': the capture is retried, and the record says who held the thread.
+    @Test func anotherTracerHoldingTheThreadIsWaitedOut() throws {
+        // Rests 1.5 s in epoll_wait, then spins 3 s while a child of its own ptraces it for the first second.
+        let built = try compile(
+            """
+            #define _GNU_SOURCE
+            #include <stdio.h>
+            #include <sys/epoll.h>
+            #include <sys/prctl.h>
+            #include <sys/ptrace.h>
+            #include <sys/wait.h>
+            #include <time.h>
+            #include <unistd.h>
+            static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+            __attribute__((noinline)) static void spin_while_traced(double end) { volatile unsigned long x = 0; while (now() < end) x++; }
+            int main(void) {
+                prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+                int epoll = epoll_create1(0);
+                struct epoll_event event;
+                fputs("ready\\n", stderr);
+                epoll_wait(epoll, &event, 1, 1500);
+                pid_t parent = getpid();
+                pid_t holder = fork();
+                if (holder == 0) {
+                    if (ptrace(PTRACE_SEIZE, parent, 0, 0) != 0) _exit(1);
+                    usleep(1000000);
+                    _exit(0);
+                }
+                spin_while_traced(now() + 3);
+                waitpid(holder, 0, 0);
+                epoll_wait(epoll, &event, 1, 1000);
+                return 0;
+            }
+            """, language: "c", output: "traced", extraArguments: ["-g", "-O1"])
+        defer { try? FileManager.default.removeItem(at: built) }
+        let program = try RunningProgram(built.appendingPathComponent("traced").path)
+        let result = try runStallwatch(["attach", "--mode", "external", "--format", "json", String(program.pid)])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let stall = try #require(try result.stalls.first, "stdout: \(result.stdout)")
+        #expect(stall.capture.method == "ptrace", "\(stall.capture)")
+        #expect(!stall.samples.isEmpty, "sampled once the other tracer let go")
+        #expect(stall.symbols.contains { $0.contains("spin_while_traced") })
+        let note = try #require(stall.capture.note, "the record says another tracer held the thread")
+        #expect(note.contains("another tracer (pid "), "\(note)")
+        #expect(note.contains("traced) held the thread; retried 4 times"), "\(note)")
+    }
 }
