@@ -171,3 +171,10 @@ int sw_set_thread_name(const char *name) {
 }
 
 int sw_thread_id(void) { return (int)gettid(); }
+
+int sw_socket_peer_pid(int descriptor) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    return credentials.pid;
+}

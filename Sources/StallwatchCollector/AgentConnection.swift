@@ -17,12 +17,16 @@ enum AgentConnection {
         let reason: String
         /// The agent answered, and refused.
         var refusal = false
+        /// Another process serves the socket at the process's path: said as it is, whatever the environment says.
+        var impostor = false
     }
 
     /// Connects to `target`'s agent and sends the session's settings.
     ///
+    /// - Parameter deadline: when the session must be over (`--duration`), `CLOCK_MONOTONIC` ns: the agent's answer
+    ///   is awaited until then at the latest.
     /// - Returns: the connected socket, with the agent's first message (`loaded`) still queued for the collector.
-    static func connect(to target: TargetProcess, settings: WatchSettings) throws(Failure) -> Int32 {
+    static func connect(to target: TargetProcess, settings: WatchSettings, deadline: UInt64?) throws(Failure) -> Int32 {
         let pid = target.pid
         // Another user's process: its environment and its root are out of reach, so whether an agent listens there
         // cannot even be known; the socket's permissions would only be a guess at the cause.
@@ -39,19 +43,24 @@ enum AgentConnection {
         let name = ListenSocket.fileName(pid: status?.namespacePid ?? pid)
         // Through the process's own root, so a process in a container (another mount and pid namespace) is found too.
         let path = "/proc/\(pid)/root" + directory + "/" + name
-        let descriptor = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Non-blocking while connecting: a listener that never accepts (a full backlog) must not hold up the session.
+        let descriptor = socket(
+            AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(reason: "cannot create a socket: \(errorText())") }
         // Before connecting, so that every message the agent sends says which process sent it.
         _ = sw_socket_pass_credentials(descriptor)
         do throws(Failure) {
             try connect(descriptor, to: path, shown: directory + "/" + name)
+            // Anyone who may create the file can serve that path; only the process itself gets the request.
+            try checkPeer(descriptor, target: target, shown: directory + "/" + name)
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
             let request = AttachRequest(settings: settings, collectorVersion: StallwatchVersion.string)
             let bytes = WireFormat.encode(request)
             let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             let sendError = errno
             // Even if the agent hung up first, it may have said why (another collector is attached): read that.
             do {
-                try awaitWelcome(descriptor)
+                try awaitWelcome(descriptor, milliseconds: answerMilliseconds(until: deadline))
             } catch  where sent <= 0 {
                 guard error.refusal else {
                     throw Failure(
@@ -64,7 +73,7 @@ enum AgentConnection {
             return descriptor
         } catch {
             close(descriptor)
-            guard environment?[AgentEnvironment.listen] != nil || environment == nil else {
+            guard environment?[AgentEnvironment.listen] != nil || environment == nil || error.impostor else {
                 throw Failure(
                     reason: "pid \(pid) was not started with \(AgentEnvironment.listen)=1 and the stallwatch agent")
             }
@@ -104,6 +113,9 @@ enum AgentConnection {
             throw Failure(reason: "no stallwatch agent listens in the process (no socket \(shown))")
         case ECONNREFUSED:
             throw Failure(reason: "the socket \(shown) is left over from an agent that is gone")
+        case EAGAIN:
+            throw Failure(
+                reason: "the agent at \(shown) accepts no connection (its queue is full): it is not answering")
         case EACCES, EPERM:
             throw Failure(
                 reason: "not permitted to use the agent's socket \(shown): it belongs to the process's user; run"
@@ -113,12 +125,31 @@ enum AgentConnection {
         }
     }
 
+    /// Checks that the socket's other end was made by the target itself (`SO_PEERCRED`): otherwise every message
+    /// would be dropped as not the target's, and the session would watch nothing while saying it watches.
+    private static func checkPeer(_ descriptor: Int32, target: TargetProcess, shown: String) throws(Failure) {
+        let peer = sw_socket_peer_pid(descriptor)
+        guard peer != target.pid else { return }
+        let server =
+            peer > 0 ? "pid \(peer) (\(ThreadInspector.processName(pid: peer)))" : "a process stallwatch cannot see"
+        throw Failure(
+            reason: "the socket \(shown) is served by \(server), not by pid \(target.pid), so it is not that process's"
+                + " agent", impostor: true)
+    }
+
+    /// How long to wait for the agent's answer: ``answerTimeoutMilliseconds``, or what is left before `deadline`.
+    static func answerMilliseconds(until deadline: UInt64?, now: UInt64 = monotonicNow()) -> Int32 {
+        guard let deadline else { return answerTimeoutMilliseconds }
+        let left = deadline > now ? (deadline - now) / 1_000_000 : 0
+        return Int32(min(UInt64(answerTimeoutMilliseconds), left))
+    }
+
     /// Waits for the agent's first message: `loaded` (left queued for the collector) or `refused` (its reason).
-    private static func awaitWelcome(_ descriptor: Int32) throws(Failure) {
-        let ready = try? FileDescriptor.wait(
-            for: Int16(POLLIN), on: descriptor, milliseconds: answerTimeoutMilliseconds)
+    private static func awaitWelcome(_ descriptor: Int32, milliseconds: Int32) throws(Failure) {
+        let ready = try? FileDescriptor.wait(for: Int16(POLLIN), on: descriptor, milliseconds: milliseconds)
         guard let ready, ready != 0 else {
-            throw Failure(reason: "the agent did not answer within \(answerTimeoutMilliseconds) ms")
+            let limit = milliseconds < answerTimeoutMilliseconds ? " (what --duration left)" : ""
+            throw Failure(reason: "the agent did not answer within \(milliseconds) ms\(limit)")
         }
         var buffer = [UInt8](repeating: 0, count: WireFormat.maximumMessageSize)
         let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK)) }

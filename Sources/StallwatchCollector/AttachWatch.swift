@@ -74,6 +74,11 @@ public final class AttachWatch {
         signals = try SignalChannel()
     }
 
+    /// When `--duration` runs out: counted from ``begin()``, so that connecting to the agent is part of it.
+    private var deadline: UInt64? {
+        duration.map { (started == 0 ? monotonicNow() : started) + $0 }
+    }
+
     /// Ends the session: stallwatch's signals have their usual effect again.
     public func close() {
         signals = nil
@@ -84,7 +89,7 @@ public final class AttachWatch {
         var noAgent: String?
         if mode != .external {
             do throws(AgentConnection.Failure) {
-                return .agent(socket: try AgentConnection.connect(to: target, settings: settings))
+                return .agent(socket: try AgentConnection.connect(to: target, settings: settings, deadline: deadline))
             } catch {
                 guard mode == .auto else {
                     throw StallwatchError(
@@ -112,7 +117,7 @@ public final class AttachWatch {
         defer { if let socket { Glibc.close(socket) } }
         let threshold = settings.thresholdNanoseconds
         let attached = AttachedProcess(
-            process: target, deadline: duration.map { monotonicNow() + $0 }, external: socket == nil,
+            process: target, deadline: deadline, external: socket == nil,
             threshold: threshold)
         // From outside, the main thread too; through the agent, only the threads `--thread` adds.
         let (trace, traceWarning) = try KernelTrace.forSource(

@@ -37,11 +37,14 @@ extension Collector {
         }
     }
 
-    /// At the watch's end: says which selectors never matched.
+    /// At the watch's end: ends the stalls of threads that exited on their own, says which selectors never matched.
     func finishThreadWatches(now: UInt64) {
         for pid in threadWatches.keys.sorted() {
-            // Stalls still in progress stay unfinished, as the agent's do when a watch ends.
+            // Other stalls still in progress stay unfinished, as the agent's do when a watch ends.
             guard let watch = threadWatches[pid] else { continue }
+            if target.threadsExitedOnTheirOwn(pid: pid) {
+                for message in watch.endExitedThreads(now: now) { handle(message, fromProc: true) }
+            }
             noteUnmatched(watch.unmatchedSelectors, pid: pid, final: true)
         }
     }
@@ -55,12 +58,9 @@ extension Collector {
         }
     }
 
-    /// The threads picked but never watched as event loops, in a sentence each, for the summary.
+    /// The threads picked but never watched as event loops, for the summary: a sentence each, those that exited
+    /// counted in one when there are many.
     var unwatchedThreadNotes: [String] {
-        threadWatches.keys.sorted().flatMap { pid in
-            (threadWatches[pid]?.unwatched ?? []).map {
-                "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)"
-            }
-        }
+        threadWatches.keys.sorted().flatMap { threadWatches[$0]?.unwatchedNotes ?? [] }
     }
 }

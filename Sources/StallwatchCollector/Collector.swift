@@ -36,7 +36,7 @@ final class Collector {
     /// `run`: looks for workload processes started without the agent.
     var preloadWitness: PreloadWitness?
     private let signals: SignalChannel
-    private let target: any WatchTarget
+    let target: any WatchTarget
     let settings: WatchSettings
     let output: any CollectorOutput
     let capturer: StallCapturer

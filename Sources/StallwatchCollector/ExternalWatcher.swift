@@ -61,11 +61,12 @@ final class ExternalWatcher {
         return observe(state, at: now)
     }
 
-    /// The thread exited (or the process did): a stall in progress ended when it was last seen busy, or now.
+    /// The thread exited (or the process did): a stall in progress ended between when it was last seen busy and the
+    /// sample after, found at `now` or missed (the process was gone by then, or the watch ended).
     func gone(at now: UInt64) -> [AgentMessage] {
         guard let identifier = ongoingIdentifier else { return [] }
         ongoingIdentifier = nil
-        let lastSeen = previousSampleAt.map { $0 + (now - $0) / 2 } ?? now
+        let lastSeen = previousSampleAt.map { $0 + min(now - $0, threshold) / 2 } ?? now
         return [.stallEnded(pid: pid, identifier: identifier, endedAt: max(lastSeen, busySince))]
     }
 

@@ -84,22 +84,25 @@ public final class RunWatch {
         defer { Glibc.close(collectorEnd) }
         let signals: SignalChannel
         let workload: Workload
+        let terminal: ForegroundTerminal?
         do throws(StallwatchError) {
             signals = try SignalChannel()
             self.signals = signals
             let environment = WorkloadLauncher.environment(
                 base: ProcessInfo.processInfo.environment, agentLibrary: agentLibrary, socket: agentEnd,
                 settings: settings)
+            // `--timeout` stops what the workload started too: a process group of its own, as GNU `timeout` has.
+            terminal = timeout == nil ? nil : ForegroundTerminal()
             workload = try WorkloadLauncher.launch(
                 command: command, executable: executable, environment: environment, inheritedSocket: agentEnd,
-                stdoutToStderr: stdoutToStderr)
+                stdoutToStderr: stdoutToStderr, ownProcessGroup: timeout != nil, terminal: terminal)
         } catch {
             Glibc.close(agentEnd)
             throw error
         }
         Glibc.close(agentEnd)
 
-        let target = LaunchedWorkload(workload, timeout: timeout, now: monotonicNow())
+        let target = LaunchedWorkload(workload, timeout: timeout, terminal: terminal, now: monotonicNow())
         let collector = Collector(
             socket: collectorEnd, signals: signals, target: target, settings: settings, output: output, trace: trace)
         collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)

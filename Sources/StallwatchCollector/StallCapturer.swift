@@ -48,21 +48,33 @@ final class StallCapturer {
             return
         }
         let capturedAt = monotonicNow()
+        var heldBy: TracerHold?
         do {
-            let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
+            let stack = try captureBesideOtherTracers(pid: pid, tid: tid, heldBy: &heldBy)
             reply(.captured(identifier: identifier))
+            if let heldBy { stall.assembler.noteStackProblem(heldBy.note(captured: true)) }
             let images = self.images(for: &stall, covering: stack.addresses)
             // The thread runs again: the async callers are read from the heap now.
             let named = AsyncCallers.splice(
                 into: symbolicator.symbolicate(stack.addresses, images: images), hints: stack.asyncHints, pid: pid,
                 images: images, symbolicator: symbolicator)
+            // By ptrace, also when an earlier attempt of this stall (another tracer's hold) found no sample.
             stall.assembler.add(
                 frames: named.frames, capturedAt: capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
+                method: stall.assembler.report.captureMethod == .none ? .ptrace : nil,
                 truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
                 unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(named.error)
         } catch {
             switch error {
+            case .permissionDenied where heldBy != nil:
+                // Another tracer's hold is no refusal: later samples try ptrace again.
+                let note = heldBy?.note(captured: false)
+                if socket == nil {
+                    stall.assembler.noteCaptureFailure(note, keepingEarlierNote: true)
+                } else {
+                    askForInProcessCapture(&stall.assembler, reason: note ?? "")
+                }
             case .permissionDenied(let code):
                 let reason = PtraceDiagnosis.refusal(errno: code, pid: pid)
                 ptraceRefused[pid] = reason
@@ -77,6 +89,55 @@ final class StallCapturer {
                 askForInProcessCapture(&stall.assembler, reason: "ptrace capture failed (\(reason))")
             }
         }
+    }
+
+    /// Another tracer (a debugger, `strace`, another stallwatch's `stack`) that held a thread when it was captured.
+    struct TracerHold {
+        let pid: Int32
+        let name: String
+        var retries: Int
+
+        /// The capture note: who held the thread, and how the retries went.
+        func note(captured: Bool) -> String {
+            let held = "another tracer (pid \(pid), \(name)) held the thread"
+            let times = "\(retries) time\(retries == 1 ? "" : "s")"
+            return captured ? "\(held); captured after retrying \(times)" : "\(held); retried \(times), in vain"
+        }
+    }
+
+    /// Pauses between captures of a thread another tracer holds: a tracer as brief as `stallwatch stack` or a gdb
+    /// backtrace lets go within them, and together they stay under the shortest stall threshold worth having.
+    static let tracerRetryPauses: [UInt32] = [5_000, 10_000, 20_000, 40_000]
+
+    /// Captures `tid`, retrying a few times while another process traces it (ptrace allows one tracer).
+    /// - Parameter heldBy: set when another tracer held the thread at some attempt.
+    private func captureBesideOtherTracers(
+        pid: Int32, tid: Int32, heldBy: inout TracerHold?
+    ) throws(RemoteCaptureError) -> RemoteStack {
+        var attempt = 0
+        while true {
+            do {
+                return try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
+            } catch .permissionDenied(let code) {
+                guard let tracer = Self.otherTracer(pid: pid, tid: tid) else { throw .permissionDenied(errno: code) }
+                heldBy = TracerHold(
+                    pid: tracer, name: ThreadInspector.processName(pid: tracer), retries: heldBy?.retries ?? 0)
+                guard attempt < Self.tracerRetryPauses.count else { throw .permissionDenied(errno: code) }
+                usleep(Self.tracerRetryPauses[attempt])
+                attempt += 1
+                heldBy?.retries = attempt
+            }
+        }
+    }
+
+    /// The process tracing the thread, if one other than stallwatch does (`TracerPid` in its status).
+    static func otherTracer(pid: Int32, tid: Int32) -> Int32? {
+        let line = FileBytes.text("/proc/\(pid)/task/\(tid)/status")?.split(separator: "\n")
+            .first { $0.hasPrefix("TracerPid:") }
+        guard let tracer = line?.split(whereSeparator: \.isWhitespace).last.flatMap({ Int32($0) }), tracer > 0,
+            tracer != getpid()
+        else { return nil }
+        return tracer
     }
 
     /// A stack the agent captured itself, with its image map the first time.

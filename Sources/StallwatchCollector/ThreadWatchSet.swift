@@ -52,8 +52,15 @@ final class ThreadWatchSet {
     private let trace: KernelTrace?
     /// Every thread seen, by tid, with its name as last read.
     private(set) var names: [Int32: String] = [:]
-    /// Threads that exited before they proved to be loops, and why they were not.
+    /// The first threads that exited before they proved to be loops, and why they were not: named one by one.
     private var departed: [Unwatched] = []
+    /// How many threads exited before they proved to be loops, and how many of them had each name (at most
+    /// ``departedNamesKept`` names: a pool that churns threads names them alike, a hostile program may not).
+    private(set) var departedCount = 0
+    private var departedNames: [String: Int] = [:]
+    /// Beyond this many, threads that exited unwatched are counted, not named one by one.
+    static let departedNamed = 3
+    static let departedNamesKept = 64
     /// Selectors that picked a thread at some point.
     private var matched: Set<ThreadSelector> = []
     private var nextScan: UInt64
@@ -95,12 +102,28 @@ final class ThreadWatchSet {
         now >= createdAt + Self.matchGrace ? unmatchedSelectors : []
     }
 
-    /// Threads picked that never proved to be event loops, and why.
+    /// Threads picked that never proved to be event loops, and why: those still running, and the first few that
+    /// exited (more are counted in ``departedCount``).
     var unwatched: [Unwatched] {
         let current = watchers.values.filter { !$0.isEventLoop }.sorted { $0.tid < $1.tid }.map {
             Unwatched(tid: $0.tid, name: names[$0.tid] ?? "?", reason: $0.notWatchedReason)
         }
-        return departed + current
+        return (departedCount > Self.departedNamed ? [] : departed) + current
+    }
+
+    /// What the summary says of the threads picked that were never watched: one sentence per thread still running
+    /// and per thread that exited, or, when more than ``departedNamed`` exited (a pool that churns short-lived
+    /// threads), one sentence counting those.
+    var unwatchedNotes: [String] {
+        var notes = unwatched.map { "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)" }
+        guard departedCount > Self.departedNamed else { return notes }
+        let common = departedNames.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(3)
+        let named = common.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        notes.insert(
+            "\(departedCount) threads of pid \(pid) exited before they could be watched (picked by --thread, never"
+                + " seen waiting in an event loop while they ran; named \(named)\(departedNames.count > 3 ? ", …" : ""))",
+            at: 0)
+        return notes
     }
 
     /// How `tid`'s stalls are seen: through the kernel trace or from `/proc`.
@@ -140,6 +163,14 @@ final class ThreadWatchSet {
         return messages
     }
 
+    /// At the watch's end, once the process is known to have let its threads exit on their own: the stall of a
+    /// thread that is gone ended when it exited (when it was last seen), and is not left unfinished.
+    func endExitedThreads(now: UInt64) -> [AgentMessage] {
+        watchers.keys.sorted().filter { ThreadInspector.statFields(pid: pid, tid: $0) == nil }.flatMap {
+            depart($0, now: now)
+        }
+    }
+
     /// Reads the thread list: new threads that match get a watcher, gone ones lose theirs.
     private func scan(now: UInt64) -> [AgentMessage] {
         let tids = ThreadInspector.threads(pid: pid)
@@ -177,7 +208,14 @@ final class ThreadWatchSet {
     private func depart(_ tid: Int32, now: UInt64) -> [AgentMessage] {
         guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
         if !watcher.isEventLoop {
-            departed.append(Unwatched(tid: tid, name: names[tid] ?? "?", reason: watcher.notWatchedReason))
+            let name = names[tid] ?? "?"
+            departedCount += 1
+            if departed.count < Self.departedNamed + 1 {
+                departed.append(Unwatched(tid: tid, name: name, reason: watcher.notWatchedReason))
+            }
+            if departedNames[name] != nil || departedNames.count < Self.departedNamesKept {
+                departedNames[name, default: 0] += 1
+            }
         }
         return watcher.gone(at: now)
     }

@@ -28,6 +28,7 @@ final class TracedWatcher {
     private var candidate: (identity: UInt64, readings: Int)?
     private var lastWaits: UInt64 = 0
     private(set) var isEventLoop = false
+    private var previousReadingAt: UInt64?
     private(set) var nextWake: UInt64
     /// Whether the kernel follows the thread at all (it may refuse past its table's size).
     let followed: Bool
@@ -67,6 +68,7 @@ final class TracedWatcher {
             return nil
         }
         nextWake = now + threshold
+        previousReadingAt = now
         var messages: [AgentMessage] = []
         learnLoop(state)
         if !isEventLoop, state.waits > 0 {
@@ -113,11 +115,13 @@ final class TracedWatcher {
         return messages
     }
 
-    /// The thread exited: a stall in progress ended when it was last seen to move, or now.
+    /// The thread exited: a stall in progress ended between the last reading that found it and now (at most half a
+    /// threshold after that reading), as a thread sampled from `/proc` does.
     func gone(at now: UInt64) -> [AgentMessage] {
-        guard let identifier = ongoingIdentifier else { return [] }
+        guard let identifier = ongoingIdentifier, let onset = detector.ongoingStall else { return [] }
         ongoingIdentifier = nil
-        return [.stallEnded(pid: pid, identifier: identifier, endedAt: now)]
+        let lastSeen = previousReadingAt.map { $0 + min(now - $0, threshold) / 2 } ?? now
+        return [.stallEnded(pid: pid, identifier: identifier, endedAt: max(lastSeen, onset.start))]
     }
 
     /// The loop's wait: the one the thread rested in at ``readingsToLearnLoop`` readings in a row.

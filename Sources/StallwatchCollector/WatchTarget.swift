@@ -22,6 +22,9 @@ protocol WatchTarget: AnyObject {
     /// The attached process, whose threads are watched from the start; nil under `run` (its processes announce
     /// themselves).
     var attachedPid: Int32? { get }
+    /// Whether a watched thread of process `pid` found gone at the watch's end exited on its own, ending its stall
+    /// (its process lives on, or exited by itself), rather than being killed with its process mid-stall.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool
 }
 
 /// A workload `run` launched: the watch ends when it exits and it is reaped; signals sent to stallwatch alone are
@@ -41,10 +44,17 @@ final class LaunchedWorkload: WatchTarget {
     /// When it was reaped, `CLOCK_MONOTONIC` ns.
     private(set) var exitedAt: UInt64?
 
-    init(_ workload: Workload, timeout: UInt64?, now: UInt64) {
+    /// The terminal whose foreground the workload's process group holds, if it took it from stallwatch's.
+    private let terminal: ForegroundTerminal?
+
+    init(_ workload: Workload, timeout: UInt64?, terminal: ForegroundTerminal?, now: UInt64) {
         self.workload = workload
+        self.terminal = terminal
         timeoutDeadline = timeout.map { now + $0 }
     }
+
+    /// Whom stallwatch signals: the workload's process group when it has one of its own, else the workload alone.
+    private var signalled: pid_t { workload.ownProcessGroup ? -workload.pid : workload.pid }
 
     var isFinished: Bool { waitStatus != nil }
 
@@ -56,9 +66,10 @@ final class LaunchedWorkload: WatchTarget {
 
     func received(_ signals: [SignalChannel.Received]) {
         for received in signals where received.signal != SIGCHLD {
-            // A terminal's Ctrl-C already reached the workload (same process group); forward only what another
-            // process sent to stallwatch alone, so the workload sees each signal once.
-            if received.fromProcess { kill(workload.pid, received.signal) }
+            // A terminal's Ctrl-C already reached a workload in stallwatch's process group; forward only what another
+            // process sent to stallwatch alone, so the workload sees each signal once. A workload in a group of its
+            // own that holds the terminal gets the terminal's signals itself, and stallwatch none of them.
+            if received.fromProcess || workload.ownProcessGroup { kill(signalled, received.signal) }
         }
     }
 
@@ -74,33 +85,55 @@ final class LaunchedWorkload: WatchTarget {
 
     var attachedPid: Int32? { nil }
 
+    /// The workload exited with a status of its own (not killed by a signal, nor stopped by `--timeout`); another
+    /// process of the run still runs.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool {
+        guard pid == workload.pid else { return processLives(pid) }
+        guard let waitStatus, !timedOut else { return false }
+        return waitStatus & 0x7f == 0
+    }
+
     /// The workload and the processes it started: only they inherit the agent's socket.
     func mayWatch(_ pid: Int32) -> Bool {
         pid == workload.pid || Preflight.isDescendant(pid)
     }
 
-    /// Past the deadline, SIGTERM the workload; past the grace period, SIGKILL it.
+    /// Past the deadline, SIGTERM the workload's process group (and SIGCONT it, in case it was stopped, as GNU
+    /// `timeout` does); past the grace period, SIGKILL it.
     private func enforceTimeout(now: UInt64) {
         guard waitStatus == nil, let deadline = timeoutDeadline else { return }
         if !timedOut, now >= deadline {
             timedOut = true
-            kill(workload.pid, SIGTERM)
+            kill(signalled, SIGTERM)
+            kill(signalled, SIGCONT)
             killDeadline = now + Self.terminationGrace
         } else if let killAt = killDeadline, now >= killAt {
-            kill(workload.pid, SIGKILL)
+            kill(signalled, SIGKILL)
             killDeadline = nil
         }
     }
 
+    /// Collects the workload's exit, and every other child that exited: as the pid namespace's init (a container's
+    /// entrypoint), stallwatch inherits every orphan in it, and nobody else would reap them. The collector's own
+    /// helpers are reaped by their own pid before it returns to its loop, so none of them is ever waited for here.
     private func reap() {
         guard waitStatus == nil else { return }
-        var status: Int32 = 0
-        let result = waitpid(workload.pid, &status, WNOHANG)
-        // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
-        let stopped = status & 0xff == 0x7f
-        if result == workload.pid, !stopped { waitStatus = status }
-        if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
-        if waitStatus != nil { exitedAt = monotonicNow() }
+        while true {
+            var status: Int32 = 0
+            let result = waitpid(-1, &status, WNOHANG | (terminal == nil ? 0 : WUNTRACED))
+            if result < 0, errno == EINTR { continue }
+            if result < 0, errno == ECHILD { waitStatus = waitStatus ?? 0 }
+            guard result > 0 else { break }
+            // A late ptrace stop (after a capture timed out) is reported here too: not an exit.
+            let stopped = status & 0xff == 0x7f
+            guard result == workload.pid else { continue }
+            if stopped, ForegroundTerminal.isJobControlStop(status) { terminal?.workloadStopped() }
+            if !stopped { waitStatus = status }
+        }
+        if waitStatus != nil {
+            exitedAt = monotonicNow()
+            terminal?.takeBack()
+        }
     }
 }
 
@@ -157,9 +190,19 @@ final class AttachedProcess: WatchTarget {
 
     var attachedPid: Int32? { process.pid }
 
+    /// The process still runs: a thread of it that is gone exited. Once the process is gone, how it went is not
+    /// known to a process that is not its parent.
+    func threadsExitedOnTheirOwn(pid: Int32) -> Bool { processLives(pid) }
+
     func attachedStall(identifier: Int) -> AttachedStall? {
         // A thread is judged only once seen at rest in its loop (``EventLoopEvidence``), so no stall reported from
         // outside was already under way at the first look.
         AttachedStall(mode: mode, resolutionNanoseconds: external ? threshold : nil)
     }
+}
+
+/// Whether process `pid` runs still (neither gone nor a zombie).
+private func processLives(_ pid: Int32) -> Bool {
+    guard let state = ThreadInspector.statFields(pid: pid, tid: pid)?.first else { return false }
+    return state != "Z" && state != "X"
 }

@@ -8,6 +8,8 @@ import StallwatchSystem
 struct Workload {
     let pid: pid_t
     let executable: String
+    /// Whether the workload leads a process group of its own (under `--timeout`): signals go to the whole group.
+    let ownProcessGroup: Bool
 }
 
 /// Spawns the workload with `posix_spawn`.
@@ -18,9 +20,11 @@ enum WorkloadLauncher {
     ///   - environment: the complete environment for the workload.
     ///   - inheritedSocket: the agent's socket, passed at the same descriptor number.
     ///   - stdoutToStderr: send the workload's stdout to stallwatch's stderr (JSON reports own stdout).
+    ///   - ownProcessGroup: start the workload as the leader of a process group of its own, which takes `terminal`'s
+    ///     foreground if there is one.
     static func launch(
         command: [String], executable: String, environment: [String: String], inheritedSocket: Int32,
-        stdoutToStderr: Bool
+        stdoutToStderr: Bool, ownProcessGroup: Bool, terminal: ForegroundTerminal?
     ) throws(StallwatchError) -> Workload {
         var spawn = Spawn(
             executable: executable, arguments: command, environment: Spawn.environmentStrings(environment))
@@ -29,6 +33,8 @@ enum WorkloadLauncher {
         // nothing else stallwatch might start.
         spawn.fileActions.append(.duplicate(inheritedSocket, to: inheritedSocket))
         spawn.signalsAtDefault = SignalChannel.resetInWorkload
+        spawn.newProcessGroup = ownProcessGroup
+        spawn.foregroundTerminal = ownProcessGroup ? terminal?.descriptor : nil
         let pid: pid_t
         do {
             pid = try spawn.start()
@@ -40,7 +46,9 @@ enum WorkloadLauncher {
             default: throw .notExecutable(executable, reason: error.reason)
             }
         }
-        return Workload(pid: pid, executable: executable)
+        // Where glibc cannot make the child take the terminal before it runs, the parent gives it as soon as it can.
+        if ownProcessGroup { terminal?.give(to: pid) }
+        return Workload(pid: pid, executable: executable, ownProcessGroup: ownProcessGroup)
     }
 
     /// The workload's environment: the user's, plus the agent preloaded first and its settings.

@@ -22,6 +22,11 @@ public struct Spawn {
     public var environment: [String]
     public var fileActions: [FileAction] = []
     public var signalsAtDefault: [Int32] = []
+    /// Starts the child as the leader of a process group of its own (`setpgid(0, 0)` before it runs).
+    public var newProcessGroup = false
+    /// A terminal whose foreground the child's process group takes before the program runs (with
+    /// ``newProcessGroup``), so that it may read the terminal and get its signals from its first instruction.
+    public var foregroundTerminal: Int32?
 
     public init(executable: String, arguments: [String], environment: [String]) {
         self.executable = executable
@@ -58,7 +63,15 @@ public struct Spawn {
         sigemptyset(&defaults)
         for signal in signalsAtDefault { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if newProcessGroup {
+            flags |= POSIX_SPAWN_SETPGROUP
+            posix_spawnattr_setpgroup(&attributes, 0)
+            if let foregroundTerminal, let takeForeground = Self.addTakeForeground {
+                takeForeground(&actions, foregroundTerminal)
+            }
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
@@ -70,4 +83,14 @@ public struct Spawn {
         try Syscall.checking("posix_spawn") { posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
         return pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addtcsetpgrp_np` (2.35 and later), which Swift's Glibc module does not
+    /// declare; nil with an older glibc, where the parent's `tcsetpgrp` after the spawn is all there is.
+    private static let addTakeForeground:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+            guard let symbol = dlsym(nil, "posix_spawn_file_actions_addtcsetpgrp_np") else { return nil }
+            return unsafeBitCast(
+                symbol,
+                to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
 }

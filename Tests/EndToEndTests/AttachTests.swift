@@ -152,4 +152,133 @@ import Testing
         #expect(result.status == 69)
         #expect(result.stderr.contains("was not started with STALLWATCH_LISTEN=1"), "stderr: \(result.stderr)")
     }
+
+    /// A socket at the process's path that another process serves is not its agent: stallwatch says so and watches
+    /// from outside, instead of claiming the agent and dropping every message as not the process's.
+    @Test func aSocketServedByAnotherProcessIsNotTheAgent() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-e2e-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let impostorRuntime = directory.appendingPathComponent("impostor").path
+        let targetRuntime = directory.appendingPathComponent("target").path
+        for runtime in [impostorRuntime, targetRuntime] {
+            try FileManager.default.createDirectory(
+                atPath: runtime + "/stallwatch", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        }
+        let arguments = ["--scenario", "baseline", "--stalls", "1", "--period", "30s"]
+        // A real listening agent, of another process: it answers as an agent would.
+        let impostor = try RunningDemo(arguments, listening: true, environment: ["XDG_RUNTIME_DIR": impostorRuntime])
+        let target = try RunningDemo(arguments, environment: ["XDG_RUNTIME_DIR": targetRuntime])
+        let served = impostorRuntime + "/stallwatch/\(impostor.pid).sock"
+        try #require(waitFor({ FileManager.default.fileExists(atPath: served) }, timeout: 10))
+        try FileManager.default.moveItem(atPath: served, toPath: targetRuntime + "/stallwatch/\(target.pid).sock")
+
+        let result = try runStallwatch(["attach", "--duration", "1s", String(target.pid)])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("through its agent"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("from outside"), "stderr: \(result.stderr)")
+        #expect(
+            result.stderr.contains("is served by pid \(impostor.pid) (stallwatch-demo), not by pid \(target.pid)"),
+            "stderr: \(result.stderr)")
+        let agentOnly = try runStallwatch(["attach", "--mode", "agent", "--duration", "1s", String(target.pid)])
+        #expect(agentOnly.status == 69)
+        #expect(agentOnly.stderr.contains("is served by pid \(impostor.pid)"), "stderr: \(agentOnly.stderr)")
+    }
+
+    /// `--duration` bounds the whole session, the wait for an agent that never answers included.
+    @Test func aMuteAgentDoesNotStretchTheDuration() throws {
+        // Listens at its own agent socket path and never accepts nor answers.
+        let built = try compile(
+            """
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <sys/socket.h>
+            #include <sys/un.h>
+            #include <unistd.h>
+            int main(void) {
+                struct sockaddr_un address = {.sun_family = AF_UNIX};
+                snprintf(address.sun_path, sizeof address.sun_path, "%s/stallwatch/%d.sock",
+                         getenv("XDG_RUNTIME_DIR"), (int)getpid());
+                int listener = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+                if (bind(listener, (struct sockaddr *)&address, sizeof address) != 0 || listen(listener, 4) != 0)
+                    return 1;
+                fputs("listening\\n", stderr);
+                pause();
+                return 0;
+            }
+            """, language: "c", output: "mute-agent")
+        defer { try? FileManager.default.removeItem(at: built) }
+        let runtime = built.appendingPathComponent("runtime").path
+        try FileManager.default.createDirectory(
+            atPath: runtime + "/stallwatch", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let mute = Process()
+        mute.executableURL = built.appendingPathComponent("mute-agent")
+        mute.environment = RunningProgram.environment(listening: false).merging([
+            "XDG_RUNTIME_DIR": runtime, "STALLWATCH_LISTEN": "1",
+        ]) { $1 }
+        try mute.run()
+        defer {
+            kill(mute.processIdentifier, SIGKILL)
+            mute.waitUntilExit()
+        }
+        let socket = runtime + "/stallwatch/\(mute.processIdentifier).sock"
+        try #require(waitFor({ FileManager.default.fileExists(atPath: socket) }, timeout: 10))
+
+        let started = Date()
+        let result = try runStallwatch(["attach", "--duration", "2s", String(mute.processIdentifier)])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("did not answer within"), "stderr: \(result.stderr)")
+        // The agent's 2 s answer timeout and then 2 s from outside made at least 4 s.
+        #expect(elapsed < 3.5, "\(elapsed) s for --duration 2s")
+    }
+
+    /// Another tracer holding the stalled thread for a while costs the samples it holds, not the stall's nor the
+    /// later stalls': the capture is retried, and the record says who held the thread.
+    @Test func anotherTracerHoldingTheThreadIsWaitedOut() throws {
+        // Rests 1.5 s in epoll_wait, then spins 3 s while a child of its own ptraces it for the first second.
+        let built = try compile(
+            """
+            #define _GNU_SOURCE
+            #include <stdio.h>
+            #include <sys/epoll.h>
+            #include <sys/prctl.h>
+            #include <sys/ptrace.h>
+            #include <sys/wait.h>
+            #include <time.h>
+            #include <unistd.h>
+            static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+            __attribute__((noinline)) static void spin_while_traced(double end) { volatile unsigned long x = 0; while (now() < end) x++; }
+            int main(void) {
+                prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+                int epoll = epoll_create1(0);
+                struct epoll_event event;
+                fputs("ready\\n", stderr);
+                epoll_wait(epoll, &event, 1, 1500);
+                pid_t parent = getpid();
+                pid_t holder = fork();
+                if (holder == 0) {
+                    if (ptrace(PTRACE_SEIZE, parent, 0, 0) != 0) _exit(1);
+                    usleep(1000000);
+                    _exit(0);
+                }
+                spin_while_traced(now() + 3);
+                waitpid(holder, 0, 0);
+                epoll_wait(epoll, &event, 1, 1000);
+                return 0;
+            }
+            """, language: "c", output: "traced", extraArguments: ["-g", "-O1"])
+        defer { try? FileManager.default.removeItem(at: built) }
+        let program = try RunningProgram(built.appendingPathComponent("traced").path)
+        let result = try runStallwatch(["attach", "--mode", "external", "--format", "json", String(program.pid)])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let stall = try #require(try result.stalls.first, "stdout: \(result.stdout)")
+        #expect(stall.capture.method == "ptrace", "\(stall.capture)")
+        #expect(!stall.samples.isEmpty, "sampled once the other tracer let go")
+        #expect(stall.symbols.contains { $0.contains("spin_while_traced") })
+        let note = try #require(stall.capture.note, "the record says another tracer held the thread")
+        #expect(note.contains("another tracer (pid "), "\(note)")
+        #expect(note.contains("traced) held the thread; retried 4 times"), "\(note)")
+    }
 }

@@ -75,6 +75,66 @@ func scratchFile(_ name: String) -> String {
         #expect(summary.exitStatus == .value(124))
     }
 
+    /// `--timeout` stops what the workload started as well as the workload: its whole process group.
+    @Test func timeoutStopsTheWorkloadsChildrenToo() throws {
+        // The child keeps none of its parent's descriptors: the harness waits for the end of every copy of them.
+        let directory = try compile(
+            """
+            #include <stdio.h>
+            #include <unistd.h>
+            int main(int argc, char **argv) {
+                pid_t child = fork();
+                if (child == 0) {
+                    for (int fd = 0; fd < 1024; fd++) close(fd);
+                    sleep(100);
+                    _exit(0);
+                }
+                FILE *file = fopen(argv[1], "w");
+                fprintf(file, "%d\\n", child);
+                fclose(file);
+                sleep(100);
+                return 0;
+            }
+            """, language: "c", output: "forker")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pidFile = directory.appendingPathComponent("child.pid").path
+        let result = try runStallwatch([
+            "run", "--timeout", "1s", "--", directory.appendingPathComponent("forker").path, pidFile,
+        ])
+        #expect(result.status == 124)
+        let text = try String(contentsOfFile: pidFile, encoding: .utf8)
+        let child = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { if processState(child).map({ $0 != "Z" }) ?? false { kill(child, SIGKILL) } }
+        // SIGTERM takes a moment to land on a loaded machine; a child that was never signalled sleeps on for 100 s.
+        let deadline = Date().addingTimeInterval(5)
+        while let state = processState(child), state != "Z", Date() < deadline { usleep(10_000) }
+        let state = processState(child)
+        #expect(state == nil || state == "Z", "the workload's child (pid \(child)) still runs")
+    }
+
+    /// Under `--timeout` the workload's own process group takes the terminal from stallwatch's: it reads the
+    /// terminal as it would without stallwatch, not stopped as a background job (`script` gives it a terminal).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func workloadInItsOwnGroupStillReadsTheTerminal() throws {
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        script.arguments = [
+            "-qec", "\(Products.stallwatch) run --timeout 20s -- /bin/sh -c 'read line; echo read:$line'", "/dev/null",
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        script.standardInput = input
+        script.standardOutput = output
+        script.standardError = output
+        try script.run()
+        input.fileHandleForWriting.write(Data("hello\n".utf8))
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        script.waitUntilExit()
+        input.fileHandleForWriting.closeFile()
+        #expect(text.contains("read:hello"), "\(text)")
+        #expect(text.contains("exit status 0"), "\(text)")
+    }
+
     @Test func junitReportIsValidAndCarriesTheStack() throws {
         let junit = scratchFile("junit.xml")
         defer { try? FileManager.default.removeItem(atPath: junit) }

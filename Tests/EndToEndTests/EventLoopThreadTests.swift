@@ -69,7 +69,10 @@ import Testing
         #expect(result.stderr.contains("not watched: never seen waiting in an event-loop wait"))
     }
 
-    @Test func aThreadThatExitsMidStallEndsItsStall() throws {
+    /// - Parameter afterward: what the main thread does once the loop thread exited; returning at once, the process
+    ///   is gone before the thread's next sample, and the stall still ended at the thread's exit, not unfinished.
+    @Test(arguments: ["sleep(1);", ""])
+    func aThreadThatExitsMidStallEndsItsStall(afterward: String) throws {
         // A loop thread rests in epoll_wait for 400 ms, then burns CPU for 700 ms and exits in the middle of it.
         let source = """
             #define _GNU_SOURCE
@@ -87,7 +90,11 @@ import Testing
                 burn_until_exit(now() + 0.7);
                 return 0;
             }
-            int main(void) { pthread_t thread; pthread_create(&thread, 0, loop, 0); pthread_join(thread, 0); sleep(1); return 0; }
+            int main(void) {
+                pthread_t thread; pthread_create(&thread, 0, loop, 0); pthread_join(thread, 0);
+                \(afterward)
+                return 0;
+            }
             """
         let built = try compile(source, language: "c", output: "short-loop", extraArguments: ["-g", "-O1", "-pthread"])
         let result = try runStallwatch([

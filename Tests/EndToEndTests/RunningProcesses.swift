@@ -57,10 +57,11 @@ final class RunningDemo: @unchecked Sendable {
 
     /// - Parameters:
     ///   - listening: preload the agent with `STALLWATCH_LISTEN=1`, so `attach` finds it.
-    init(_ arguments: [String], listening: Bool = false) throws {
+    ///   - environment: variables set on top of the test's (`XDG_RUNTIME_DIR`, where a listening agent's socket goes).
+    init(_ arguments: [String], listening: Bool = false, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Products.demo)
         process.arguments = arguments
-        process.environment = RunningProgram.environment(listening: listening)
+        process.environment = RunningProgram.environment(listening: listening).merging(environment) { $1 }
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

@@ -71,4 +71,52 @@ import Testing
         #expect(watch.unmatchedSelectors == [ThreadSelector.name("nothing-*")])
         #expect(!messages.contains { if case .watching(_, let tid, _) = $0 { tid == target.pid } else { false } })
     }
+
+    /// Four threads at a time, each 0.15 s asleep (no event-loop wait), for 2.5 s: about 60 short-lived threads.
+    static let churn = """
+        #define _GNU_SOURCE
+        #include <pthread.h>
+        #include <unistd.h>
+        static void *brief(void *unused) {
+            pthread_setname_np(pthread_self(), "churn");
+            usleep(150000);
+            return 0;
+        }
+        int main(void) {
+            for (int round = 0; round < 16; round++) {
+                pthread_t threads[4];
+                for (int i = 0; i < 4; i++) pthread_create(&threads[i], 0, brief, 0);
+                for (int i = 0; i < 4; i++) pthread_join(threads[i], 0);
+            }
+            sleep(5);
+            return 0;
+        }
+        """
+
+    /// Short-lived threads that exit before they could be watched are counted in one sentence, not named one each.
+    @Test func threadsThatExitUnwatchedAreCountedNotListed() throws {
+        let binary = try #require(CHelper.build(Self.churn), "cc could not build the test program")
+        let target = try StallwatchTestSupport.TargetProcess([binary])
+        defer { target.stop() }
+        let start = monotonicNow()
+        let watch = ThreadWatchSet(
+            pid: target.pid, selectors: [.all],
+            settings: WatchSettings(thresholdNanoseconds: 20_000_000, count: 3, maxSamples: 10), now: start)
+        while monotonicNow() < start + 3_000_000_000 {
+            let now = monotonicNow()
+            if now >= watch.nextWake { _ = watch.step(now: now) }
+            usleep(5000)
+        }
+        // A scan every 0.25 s sees one round of four in most of the ten rounds it meets.
+        try #require(
+            watch.departedCount > ThreadWatchSet.departedNamed, "threads seen and gone: \(watch.departedCount)")
+        let notes = watch.unwatchedNotes
+        // A new thread bears its creator's name until it names itself: a few may be counted under the program's.
+        #expect(notes.filter { $0.contains("churn") }.count == 1, "\(notes)")
+        let counted = try #require(notes.first, "\(notes)")
+        #expect(
+            counted.hasPrefix(
+                "\(watch.departedCount) threads of pid \(target.pid) exited before they could be watched (picked by"
+                    + " --thread, never seen waiting in an event loop while they ran; named churn ("), "\(notes)")
+    }
 }

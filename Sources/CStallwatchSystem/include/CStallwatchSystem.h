@@ -50,6 +50,10 @@ int sw_socket_pass_credentials(int descriptor);
 /// 0 when the datagram carried none. Returns the bytes received, or -1 (errno set).
 long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, int flags, int *sender_pid);
 
+/// The pid of the process that made a connected Unix socket's other end (`SO_PEERCRED`: for a listening socket,
+/// whoever called listen), in this process's pid namespace; 0 if it is not visible there. Returns -1 (errno set).
+int sw_socket_peer_pid(int descriptor);
+
 /// process_vm_readv(2) of one range of process `pid` (this process's own pid works without ptrace permission):
 /// reads without stopping the process and fails with EFAULT instead of faulting on a bad address. Returns the bytes
 /// read, or -1 (errno set). Swift's Glibc module does not import it (it needs _GNU_SOURCE).
