@@ -59,7 +59,10 @@ let package = Package(
         // the in-process symbolicator, never the readers of target files.
         .target(
             name: "StallwatchAgent",
-            dependencies: ["StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport"]
+            dependencies: [
+                "StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport",
+                "CStallwatchSystem",
+            ]
         ),
         // Capture: a thread's stack from another process with ptrace and libunwind.
         .target(

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // #embed is C23; the toolchain's clang takes it in C17 mode too, with a warning that says so.
 #pragma clang diagnostic push
@@ -83,6 +84,19 @@ int sw_trace_watch(struct sw_trace *trace, pid_t tid) {
     // BPF_NOEXIST: a thread already followed keeps what was seen of it.
     if (bpf_map_update_elem(trace->states, &key, &state, BPF_NOEXIST) != 0 && errno != EEXIST) return -errno;
     return 0;
+}
+
+int sw_trace_mark_waiting(struct sw_trace *trace, pid_t tid) {
+    __u32 key = (__u32)tid;
+    struct sw_trace_state state;
+    if (bpf_map_lookup_elem(trace->states, &key, &state) != 0) return -errno;
+    if (state.sequence != 0 || state.phase != SW_TRACE_UNSEEN) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);  // bpf_ktime_get_ns's clock
+    state.phase = SW_TRACE_WAITING;
+    state.stamp_ns = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+    state.sequence = 1;
+    return bpf_map_update_elem(trace->states, &key, &state, BPF_EXIST) == 0 ? 0 : -errno;
 }
 
 void sw_trace_unwatch(struct sw_trace *trace, pid_t tid) {

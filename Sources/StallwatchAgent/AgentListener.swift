@@ -1,6 +1,7 @@
 // Listen mode: with STALLWATCH_LISTEN=1 the agent waits for `stallwatch attach` on a private Unix socket, and watches
 // the main run loop only while a collector is connected.
 import CStallwatchAgentSupport
+import CStallwatchSystem
 import CoreFoundation
 import Foundation
 import StallwatchCore
@@ -43,7 +44,11 @@ final class AgentListener: @unchecked Sendable {
         do {
             let descriptor = try listen(environment: environment)
             let listener = AgentListener(listening: descriptor)
-            let thread = Thread { listener.run() }
+            let thread = Thread {
+                // Named from the thread itself, as the watcher is (see `Watcher.start`).
+                _ = sw_set_thread_name(AgentThreadNames.listener)
+                listener.run()
+            }
             thread.name = AgentThreadNames.listener
             thread.stackSize = 256 * 1024
             thread.start()

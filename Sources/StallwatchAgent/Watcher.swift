@@ -1,5 +1,6 @@
 // The watcher thread: sleeps on a semaphore until the next moment a stall could be due, then checks.
 import CStallwatchAgentSupport
+import CStallwatchSystem
 import Dispatch
 import Foundation
 import StallwatchCore
@@ -64,6 +65,9 @@ final class Watcher: @unchecked Sendable {
     /// Starts the thread.
     func start() {
         let thread = Thread { [self] in
+            // The kernel's name, from the thread itself (Foundation on Linux may name it late): a collector that
+            // watches `--thread all` from outside tells the agent's thread from the program's by it.
+            _ = sw_set_thread_name(AgentThreadNames.watcher)
             run()
             finished.signal()
         }

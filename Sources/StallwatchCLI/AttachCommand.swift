@@ -18,7 +18,9 @@ enum AttachCommand {
         defer { watch.close() }
         for warning in watch.warnings { Diagnostics.warning(warning) }
         let connection = try watch.connect()
-        Diagnostics.note(announcement(connection, pid: watch.pid, name: watch.processName, options: options))
+        let traced = try watch.prepareOutsideSource(for: connection)
+        Diagnostics.note(
+            announcement(connection, pid: watch.pid, name: watch.processName, options: options, traced: traced))
         let outcome = try watch.run(connection, output: output)
         var summary = RunSummary(
             stalls: outcome.stalls, runNanoseconds: outcome.endedAt - outcome.startedAt,
@@ -34,8 +36,9 @@ enum AttachCommand {
     }
 
     /// How the process is watched, and how to stop.
+    /// - Parameter traced: the threads watched from outside are followed by the kernel trace, not sampled.
     static func announcement(
-        _ connection: AttachWatch.Connection, pid: Int32, name: String, options: AttachOptions
+        _ connection: AttachWatch.Connection, pid: Int32, name: String, options: AttachOptions, traced: Bool = false
     ) -> String {
         let process = "pid \(pid) (\(name))"
         let threads = options.watch.settings.threads
@@ -43,12 +46,16 @@ enum AttachCommand {
             threads.isMainOnly ? "its main thread" : "threads " + threads.map { "'\($0)'" }.joined(separator: ", ")
         switch connection {
         case .agent:
-            let others = threads.isMainOnly ? "" : " (and \(selected) from /proc)"
+            let others =
+                threads.isMainOnly ? "" : " (and \(selected) \(traced ? "through the kernel trace" : "from /proc"))"
             return "watching \(process) through its agent\(others); Ctrl-C detaches"
         case .external(let noAgent):
             let why = noAgent.map { "; \($0)" } ?? ""
-            return "watching \(process) from outside (external mode: \(selected) sampled every"
-                + " \(DurationParser.format(options.watch.threshold))\(why)); Ctrl-C detaches"
+            let how =
+                traced
+                ? "\(selected) followed by the kernel trace, exactly"
+                : "\(selected) sampled every \(DurationParser.format(options.watch.threshold))"
+            return "watching \(process) from outside (external mode: \(how)\(why)); Ctrl-C detaches"
         }
     }
 }

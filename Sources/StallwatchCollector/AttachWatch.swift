@@ -108,6 +108,21 @@ public final class AttachWatch {
         return .external(noAgent: noAgent)
     }
 
+    /// The kernel trace for the threads watched from outside (all of them without an agent), opened at the first
+    /// ask, and why there is none when `auto` wanted one.
+    private var outsideSource: (trace: KernelTrace?, warning: String?)?
+
+    /// Opens what watches threads from outside over `connection`, once. Returns whether that is the kernel trace.
+    public func prepareOutsideSource(for connection: Connection) throws(StallwatchError) -> Bool {
+        if outsideSource == nil {
+            var external = false
+            if case .external = connection { external = true }
+            outsideSource = try KernelTrace.forSource(
+                settings.source, wanted: external || settings.threads.contains { $0 != .main })
+        }
+        return outsideSource?.trace != nil
+    }
+
     /// Watches until the session ends; closes the agent's socket after.
     public func run(_ connection: Connection, output: any CollectorOutput) throws(StallwatchError) -> Outcome {
         if signals == nil { try begin() }
@@ -120,8 +135,8 @@ public final class AttachWatch {
             process: target, deadline: deadline, external: socket == nil,
             threshold: threshold)
         // From outside, the main thread too; through the agent, only the threads `--thread` adds.
-        let (trace, traceWarning) = try KernelTrace.forSource(
-            settings.source, wanted: socket == nil || settings.threads.contains { $0 != .main })
+        _ = try prepareOutsideSource(for: connection)
+        let (trace, traceWarning) = outsideSource ?? (nil, nil)
         let collector = Collector(
             socket: socket, signals: signals, target: attached, settings: settings, output: output, trace: trace,
             watchesMainFromProc: socket == nil)

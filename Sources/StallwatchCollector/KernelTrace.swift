@@ -44,6 +44,11 @@ final class KernelTrace {
         sw_trace_watch(handle, tid) == 0
     }
 
+    /// Records that `tid`, not seen to move yet, rests in its loop's wait now.
+    func markWaiting(tid: Int32) {
+        _ = sw_trace_mark_waiting(handle, tid)
+    }
+
     func unwatch(tid: Int32) {
         sw_trace_unwatch(handle, tid)
     }

@@ -155,6 +155,13 @@ final class ThreadWatchSet {
         for tid in watchers.keys.sorted() {
             guard let watcher = watchers[tid], now >= watcher.nextWake else { continue }
             if let observed = watcher.step(now: now) {
+                if observed.contains(where: { if case .watching = $0 { true } else { false } }), isAgentThread(tid) {
+                    // The agent's own thread, picked by `all` before it had named itself: stallwatch's, not a loop
+                    // of the program's.
+                    watchers[tid] = nil
+                    excluded.insert(tid)
+                    continue
+                }
                 messages += observed
             } else {
                 messages += depart(tid, now: now)
@@ -202,6 +209,15 @@ final class ThreadWatchSet {
                 maxSamples: settings.maxSamples, now: now, identifiers: identifiers)
         }
         return messages
+    }
+
+    /// Whether `tid` is one of the agent's threads, which only a selector naming it (or its tid) picks.
+    private func isAgentThread(_ tid: Int32) -> Bool {
+        guard let name = ThreadInspector.name(pid: pid, tid: tid), AgentThreadNames.all.contains(name) else {
+            return false
+        }
+        names[tid] = name
+        return !selectors.contains { $0 != .all && $0.matches(tid: tid, name: name, pid: pid) }
     }
 
     /// Drops the watcher of a thread that is gone (or a process that is).

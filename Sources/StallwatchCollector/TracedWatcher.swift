@@ -48,6 +48,12 @@ final class TracedWatcher {
         detector = StallDetector(threshold: threshold, count: count, identifiers: identifiers)
         nextWake = now
         followed = trace.watch(tid: tid)
+        // A loop resting since before it was followed has made no move the kernel could record: /proc shows it.
+        if followed, let state = ThreadInspector.state(pid: pid, tid: tid, waitChannelAlways: false),
+            EventLoopReading(state) == .waiting
+        {
+            trace.markWaiting(tid: tid)
+        }
     }
 
     deinit {
@@ -57,10 +63,11 @@ final class TracedWatcher {
     var isStalled: Bool { ongoingIdentifier != nil }
 
     var notWatchedReason: String {
-        followed
-            ? "never seen waiting in an event-loop wait (epoll_wait, poll, select…) since stallwatch began"
-            : "the kernel trace follows at most \(SW_TRACE_MAX_THREADS) threads"
+        followed ? evidence.notWatchedReason : "the kernel trace follows at most \(SW_TRACE_MAX_THREADS) threads"
     }
+
+    /// What the thread was seen doing while it was not yet known as a loop, for ``notWatchedReason``.
+    private var evidence = EventLoopEvidence()
 
     /// Reads the thread's record; nil once the thread is gone.
     func step(now: UInt64) -> [AgentMessage]? {
@@ -71,7 +78,15 @@ final class TracedWatcher {
         previousReadingAt = now
         var messages: [AgentMessage] = []
         learnLoop(state)
-        if !isEventLoop, state.waits > 0 {
+        if !isEventLoop {
+            // As from /proc: a loop is a thread found resting in its wait, or one that rested in one wait again and
+            // again. One short poll (a library's, a helper thread's) before a life in a futex proves nothing.
+            guard state.phase == SW_TRACE_WAITING.rawValue || loopIdentity != 0 else {
+                if let seen = ThreadInspector.state(pid: pid, tid: tid, waitChannelAlways: false) {
+                    _ = evidence.note(seen)
+                }
+                return messages
+            }
             isEventLoop = true
             messages.append(.watching(pid: pid, tid: tid))
         }

@@ -7,9 +7,10 @@ import Testing
 // Serialized: the stalls are timed, and the machine has two cores.
 @Suite(.serialized) struct AttachTests {
     /// External mode: no agent in the demo; stalls are found from /proc and timed to within a sample.
-    @Test func externalModeReportsEachStallWithItsCulprit() throws {
+    @Test(arguments: KernelSourceTests.sources)
+    func externalModeReportsEachStallWithItsCulprit(source: String) throws {
         let demo = try RunningDemo(["--scenario", "sleep", "--stalls", "2", "--duration", "500ms"])
-        let result = try runStallwatch(["attach", "--format", "json", String(demo.pid)])
+        let result = try runStallwatch(["attach", "--source", source, "--format", "json", String(demo.pid)])
         demo.waitForExit()
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("from outside (external mode"))
@@ -18,9 +19,9 @@ import Testing
         let stalls = try result.stalls
         #expect(stalls.count == 2, "stdout: \(result.stdout)")
         for (stall, actual) in zip(stalls, truth) {
-            #expect(stall.mode == "external")
+            #expect(stall.mode == (source == "kernel" ? "kernel" : "external"))
             #expect(stall.activity == "unknown")
-            #expect(stall.resolutionMs == .value(80))
+            #expect(stall.resolutionMs == (source == "kernel" ? .null : .value(80)))
             #expect(stall.symbols.contains { $0.contains("DiskCache.waitForSlowDisk") })
             #expect(stall.capture.method == "ptrace")
             #expect(stall.thread.value?.blockedOn == "sleep")

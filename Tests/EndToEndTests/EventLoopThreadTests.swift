@@ -9,7 +9,7 @@ import Testing
     static let pool = ["--scenario", "event-loops", "--stalls", "2", "--duration", "500ms"]
 
     /// Each stall found on the thread the demo says, with its handler and its length, and none on the main thread.
-    func expectPoolStalls(_ stalls: [StallRecord], truth: [DemoStall], resultText: String) {
+    func expectPoolStalls(_ stalls: [StallRecord], truth: [DemoStall], resultText: String, source: String) {
         #expect(truth.count == 2, "the demo's own stalls: \(resultText)")
         #expect(stalls.count == 2, "one report per stall, none for the main thread: \(resultText)")
         for (stall, actual) in zip(stalls, truth) {
@@ -18,10 +18,13 @@ import Testing
             #expect(stall.tid != stall.pid)
             #expect(
                 stall.culprit?.symbol?.contains(actual.culprit) == true, "culprit \(stall.culprit?.symbol ?? "none")")
-            #expect(stall.mode == "external")
+            #expect(stall.mode == (source == "kernel" ? "kernel" : "external"))
             let duration = stall.durationMs.value ?? 0
-            // External mode's start and end are each within half a sample; a sample more for a busy machine.
-            #expect(abs(duration - actual.durationMs) <= 120, "reported \(duration), measured \(actual.durationMs)")
+            // From /proc, start and end are each within half a sample (a sample more for a busy machine); the kernel's
+            // are exact.
+            let tolerance = source == "kernel" ? actual.durationMs * 0.02 + 2 : 120
+            #expect(
+                abs(duration - actual.durationMs) <= tolerance, "reported \(duration), measured \(actual.durationMs)")
         }
         if stalls.count == 2 {
             #expect(stalls[0].thread.value?.blockedOn == "sleep")
@@ -31,11 +34,13 @@ import Testing
     }
 
     /// Under run, the loop threads start after the agent loaded: picked up as they appear.
-    @Test func runWatchesLoopThreadsByName() throws {
+    @Test(arguments: KernelSourceTests.sources)
+    func runWatchesLoopThreadsByName(source: String) throws {
         let result = try runStallwatch(
-            ["run", "--thread", "NIO-ELT-*", "--format", "json", "--", Products.demo] + Self.pool)
+            ["run", "--thread", "NIO-ELT-*", "--source", source, "--format", "json", "--", Products.demo] + Self.pool)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        expectPoolStalls(try result.stalls, truth: result.groundTruth, resultText: result.stdout + result.stderr)
+        expectPoolStalls(
+            try result.stalls, truth: result.groundTruth, resultText: result.stdout + result.stderr, source: source)
         let summary = try #require(try result.summary)
         let threads = try #require(summary.threads)
         #expect(Set(threads.map(\.threadName)) == ["NIO-ELT-0-#1", "NIO-ELT-0-#2"])
@@ -43,12 +48,15 @@ import Testing
         #expect(!result.stderr.contains("matches no thread"))
     }
 
-    @Test func attachWatchesEveryLoopAndNotTheParkedMainThread() throws {
+    @Test(arguments: KernelSourceTests.sources)
+    func attachWatchesEveryLoopAndNotTheParkedMainThread(source: String) throws {
         let demo = try RunningDemo(Self.pool)
-        let result = try runStallwatch(["attach", "--thread", "all", "--format", "json", String(demo.pid)])
+        let result = try runStallwatch(
+            ["attach", "--thread", "all", "--source", source, "--format", "json", String(demo.pid)])
         demo.waitForExit()
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        expectPoolStalls(try result.stalls, truth: demo.groundTruth, resultText: result.stdout + demo.stderrText)
+        expectPoolStalls(
+            try result.stalls, truth: demo.groundTruth, resultText: result.stdout + demo.stderrText, source: source)
         let summary = try #require(try result.summary)
         // The main thread waited in pthread_join (a futex) the whole time: named as not watched, and why.
         #expect(

@@ -45,6 +45,8 @@ enum LoopServer {
 @Suite(.serialized) struct KernelSourceTests {
     /// Kernel tracing needs root (or CAP_BPF and CAP_PERFMON), as CI runs.
     static let canTrace = getuid() == 0
+    /// The sources a test of watching from outside runs with: /proc sampling always, the kernel trace where it can.
+    static let sources = canTrace ? ["proc", "kernel"] : ["proc"]
 
     @Test(.enabled(if: canTrace, "kernel tracing needs root"))
     func aLoadedLoopHasNoFalseStallAndEverySlowHandlerIsFoundExactly() throws {

@@ -17,6 +17,9 @@ struct sw_trace;
 int sw_trace_open(struct sw_trace **trace, char *error, size_t error_size);
 /// Starts following thread `tid` (by its id in the kernel's initial pid namespace). Returns 0 or a negative errno.
 int sw_trace_watch(struct sw_trace *trace, pid_t tid);
+/// Records that `tid`, followed but not seen to move yet, rests in its loop's wait now (it entered it before it was
+/// followed, as /proc shows). A thread that moved meanwhile keeps what the kernel recorded. Returns 0 or a negative errno.
+int sw_trace_mark_waiting(struct sw_trace *trace, pid_t tid);
 /// Stops following `tid`.
 void sw_trace_unwatch(struct sw_trace *trace, pid_t tid);
 /// Copies `tid`'s state. Returns 0, or -ENOENT when it is not followed.
