@@ -30,7 +30,10 @@ public func stallwatchAgentAutostart() {
     }
     // A wrapper or a C program: nothing to watch, and a watcher thread would be a thread it did not expect. The
     // agent stays loaded (and the socket open), so the program it execs is watched.
-    guard programMayRunEventLoop() else { return }
+    guard programMayRunEventLoop() else {
+        sink.send(.mainUnwatched(pid: pid))
+        return
+    }
     guard settings.invalidSetting == nil else {
         sink.send(
             .refused(pid: pid, reason: "invalid \(AgentEnvironment.thresholdNanoseconds) or \(AgentEnvironment.count)"))

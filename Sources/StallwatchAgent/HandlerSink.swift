@@ -109,6 +109,9 @@ final class HandlerSink: StallSink {
 
     private func takeSample(_ identifier: Int) {
         guard var stall = open[identifier] else { return }
+        // One request in flight per stall: the helper may have the thread stopped still (its state would read as
+        // traced, not as the call it is in), and a slow helper gets no queue of requests.
+        if capture.helper != nil, stall.pending > 0 { return }
         let tid = stall.assembler.report.tid
         stall.assembler.noteState(ThreadInspector.state(pid: stall.assembler.report.pid, tid: tid))
         defer { open[identifier] = stall }

@@ -143,7 +143,8 @@ public final class AttachWatch {
         collector.run()
         let stalls = collector.closeStalls()
         var warnings =
-            [traceWarning].compactMap { $0 } + collector.refusals + collector.droppedMessageWarning
+            [traceWarning ?? collector.traceWarning].compactMap { $0 } + collector.refusals
+            + collector.droppedMessageWarning
             + collector.unwatchedThreadNotes
         if connection.mode == .agent, collector.watchedPids.isEmpty {
             warnings.append(

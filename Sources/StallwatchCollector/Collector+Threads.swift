@@ -13,8 +13,75 @@ extension Collector {
         // Under an agent, its stalls are numbered from 1: the ones found from /proc are numbered apart.
         threadWatches[pid] = ThreadWatchSet(
             pid: pid, selectors: selectors, settings: settings, excluding: agentWatchesMain ? [pid] : [],
-            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0), trace: trace,
-            now: monotonicNow())
+            identifiers: StallIdentifiers(after: agentWatchesMain ? Self.procStallNumbersAfter : 0),
+            trace: outsideTrace(), now: monotonicNow())
+    }
+
+    /// The trace for threads watched from outside: opened the first time one is, under `auto` and `kernel`; nil where
+    /// it cannot be had (then `/proc` is sampled, and ``traceWarning`` says why).
+    func outsideTrace() -> KernelTrace? {
+        if !traceTried {
+            traceTried = true
+            switch settings.source {
+            case .auto, .kernel:
+                switch KernelTrace.open() {
+                case .success(let opened): trace = opened
+                case .failure(let unavailable):
+                    traceWarning =
+                        "\(unavailable); threads watched from outside are sampled from /proc (times within a threshold)"
+                }
+            case .agent, .proc: break
+            }
+        }
+        return trace
+    }
+
+    /// How long a process may go without the agent watching its main loop before stallwatch looks for its event loops
+    /// itself: a program starts its loops during its set-up.
+    static var loopSearchGrace: UInt64 { 1_000_000_000 }
+
+    /// With the default selection (`--thread main`), plans to look for `pid`'s event loops if its main loop is not
+    /// watched soon: a server whose main thread only waits (SwiftNIO), a C or static-stdlib program the agent cannot
+    /// watch inside.
+    func scheduleLoopSearch(of pid: Int32, now: UInt64) {
+        guard settings.threads.isMainOnly, settings.source != .agent, loopSearchDue[pid] == nil,
+            !loopsSearched.contains(pid)
+        else { return }
+        loopSearchDue[pid] = now + Self.loopSearchGrace
+    }
+
+    /// Starts watching every event-loop thread of the processes whose main loop no agent watches by now.
+    func searchLoops(now: UInt64) {
+        for (pid, due) in loopSearchDue where now >= due {
+            loopSearchDue[pid] = nil
+            // Watched already: by the agent, or (attach from outside) a main thread seen resting in its loop.
+            guard strategies[pid] == nil, threadWatches[pid]?.watchesLoop(tid: pid) != true,
+                ThreadInspector.statFields(pid: pid, tid: pid) != nil
+            else { continue }
+            loopsSearched.insert(pid)
+            if let watch = threadWatches[pid] {
+                watch.addAllThreads()
+            } else {
+                let watch = ThreadWatchSet(
+                    pid: pid, selectors: [], settings: settings,
+                    identifiers: StallIdentifiers(after: loadedPids.contains(pid) ? Self.procStallNumbersAfter : 0),
+                    trace: outsideTrace(), now: now)
+                watch.addAllThreads()
+                threadWatches[pid] = watch
+            }
+        }
+    }
+
+    /// Says in one line which event loops stallwatch found and watches for a process whose main loop nothing watched.
+    func announceLoopsFound() {
+        for pid in loopsFound.keys.sorted() {
+            guard let found = loopsFound.removeValue(forKey: pid), !found.isEmpty else { continue }
+            let how = threadWatches[pid]?.mode(of: pid) == .kernel ? "through the kernel trace" : "from /proc"
+            let shown = found.prefix(4).joined(separator: ", ") + (found.count > 4 ? ", …" : "")
+            output.notice(
+                "watching \(found.count) event-loop thread\(found.count == 1 ? "" : "s") of pid \(pid) \(how): \(shown)"
+                    + "; --thread chooses others")
+        }
     }
 
     /// Stall numbers of threads watched from `/proc` beside an agent start after this.

@@ -74,7 +74,16 @@ final class Collector {
     /// The open stalls found from outside (`/proc` or the kernel trace), not by an agent, and how.
     private var procStalls: [StallKey: WatchMode] = [:]
     /// The kernel trace that follows the threads watched from outside; nil samples them from `/proc`.
-    let trace: KernelTrace?
+    var trace: KernelTrace?
+    /// Whether ``trace`` was opened or tried already (`auto` opens it the first time a thread is watched from outside).
+    var traceTried: Bool
+    /// Why the kernel trace could not be had, when `auto` wanted it.
+    var traceWarning: String?
+    /// Processes whose event loops stallwatch looks for itself if no agent watches their main loop by then.
+    var loopSearchDue: [Int32: UInt64] = [:]
+    /// Processes whose event-loop threads are watched because nothing else was, and the loops found, said in one line.
+    var loopsSearched: Set<Int32> = []
+    var loopsFound: [Int32: [String]] = [:]
 
     struct StallKey: Hashable {
         let pid: Int32
@@ -88,6 +97,7 @@ final class Collector {
         output: any CollectorOutput, trace: KernelTrace? = nil, watchesMainFromProc: Bool = false
     ) {
         self.trace = trace
+        traceTried = trace != nil
         self.socket = socket
         self.socketOpen = socket != nil
         self.signals = signals
@@ -99,6 +109,7 @@ final class Collector {
             isWatchable: { [target] in target.mayWatch($0) },
             threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })
         if let pid = target.attachedPid { watchThreads(of: pid, agentWatchesMain: !watchesMainFromProc) }
+        scheduleLoopSearch(of: target.firstPid, now: monotonicNow())
     }
 
     /// The run's frame-rate series for the summary; nil without `--fps`.
@@ -133,7 +144,8 @@ final class Collector {
             var descriptors = [pollfd(fd: signals.descriptor, events: Int16(POLLIN), revents: 0)]
             if socketOpen, let socket { descriptors.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
             let now = monotonicNow()
-            let wake = ([target.nextWake(now: now)] + threadWatches.values.map(\.nextWake)).min() ?? now
+            let wake =
+                ([target.nextWake(now: now)] + threadWatches.values.map(\.nextWake) + loopSearchDue.values).min() ?? now
             let timeout = wake > now ? Int32(min((wake - now + 999_999) / 1_000_000, 60_000)) : 0
             if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0, errno != EINTR { break }
             if descriptors[0].revents != 0 { target.received(signals.drain()) }
@@ -152,7 +164,9 @@ final class Collector {
             if let preloadWitness, loadedPids.count > watchedPids.count {
                 preloadWitness.check(loadedPids.filter { !watchedPids.contains($0) }.sorted(), now: monotonicNow())
             }
+            searchLoops(now: monotonicNow())
             stepThreadWatches(now: monotonicNow())
+            announceLoopsFound()
         }
         // Messages sent just before the workload exited are still queued: read them all.
         if socketOpen { _ = receiveMessages(into: &buffer) }
@@ -217,18 +231,39 @@ final class Collector {
                 event: .drops(FrameRateMonitor.DropRecord(begin: begin, end: end, total: total, dropped: dropped)))
         case .loaded(let pid, _):
             loadedPids.insert(pid)
+            // The process exec'd another program (a wrapper's): its loops are to be found anew.
+            if loopsSearched.remove(pid) != nil, threadWatches[pid]?.searchingLoops == true,
+                settings.threads.isMainOnly
+            {
+                threadWatches[pid] = nil
+            }
             if threadWatches[pid] == nil { watchThreads(of: pid, agentWatchesMain: true) }
+            scheduleLoopSearch(of: pid, now: monotonicNow())
+        case .mainUnwatched(let pid):
+            // Nothing to wait for: the agent will not watch this program's main loop.
+            if loopSearchDue[pid] != nil { loopSearchDue[pid] = monotonicNow() }
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
         case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
-            if tid != pid, !fromProc {
+            if fromProc {
+                if loopsSearched.contains(pid) {
+                    loopsFound[pid, default: []].append(
+                        "\(ThreadInspector.name(pid: pid, tid: tid) ?? "?") (tid \(tid))")
+                }
+            } else if tid != pid {
                 // The agent watches this thread's run loop, exactly: no longer a /proc watch's.
                 for message in threadWatches[pid]?.exclude(tid, now: monotonicNow()) ?? [] {
                     handle(message, fromProc: true)
                 }
             } else if let strategy {
                 strategies[pid] = strategy
+                // A main loop the agent found late, after stallwatch looked for loops itself: the agent's now.
+                if loopsSearched.contains(pid) {
+                    for message in threadWatches[pid]?.exclude(pid, now: monotonicNow()) ?? [] {
+                        handle(message, fromProc: true)
+                    }
+                }
             }
         case .stallBegan(let pid, let tid, let onset):
             guard isSelected(pid: pid, tid: tid, fromProc: fromProc, onset: onset) else {
@@ -241,7 +276,9 @@ final class Collector {
                     onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid),
                     settings: settings,
                     captureMethod: .ptrace, threadName: ThreadInspector.name(pid: pid, tid: tid)))
-            stall.assembler.startCPUClock(cpu: ThreadInspector.cpuTime(pid: pid, tid: tid), now: monotonicNow())
+            stall.assembler.startCPUClock(
+                cpu: ThreadInspector.cpuTime(pid: pid, tid: tid),
+                runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
             pending[stall.key] = stall
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
@@ -283,8 +320,10 @@ final class Collector {
         } else if let attached = target.attachedStall(identifier: assembler.identifier) {
             assembler.note(attached: attached)
         }
+        let (pid, tid) = (assembler.report.pid, assembler.report.tid)
         let report = assembler.finished(
-            cpuNow: ThreadInspector.cpuTime(pid: assembler.report.pid, tid: assembler.report.tid), now: monotonicNow())
+            cpuNow: ThreadInspector.cpuTime(pid: pid, tid: tid),
+            runQueueNow: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
         output.stallFinished(report)
         finished.append(report)
     }

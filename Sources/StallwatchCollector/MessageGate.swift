@@ -30,6 +30,8 @@ struct MessageGate {
             return .loaded(pid: sender, agentVersion: String(version.prefix(Self.longestText)))
         case .refused(_, let reason):
             return .refused(pid: sender, reason: String(reason.prefix(Self.longestText)))
+        case .mainUnwatched:
+            return .mainUnwatched(pid: sender)
         case .watching(let pid, let tid, let strategy):
             guard let thread = threadOf(sender, tid, pid) else { return nil }
             return .watching(pid: sender, tid: thread, strategy: strategy)

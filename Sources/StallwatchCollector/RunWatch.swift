@@ -110,7 +110,7 @@ public final class RunWatch {
         let stalls = collector.closeStalls()
         return Outcome(
             stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
-            warnings: [traceWarning].compactMap { $0 }
+            warnings: [traceWarning ?? collector.traceWarning].compactMap { $0 }
                 + Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
             watchedPids: collector.watchedPids,
             strategies: collector.strategiesUsed, busyPeriods: collector.busyPeriodHistogram,

@@ -42,7 +42,7 @@ final class ThreadWatchSet {
     }
 
     let pid: Int32
-    private let selectors: [ThreadSelector]
+    private var selectors: [ThreadSelector]
     private let settings: WatchSettings
     private let identifiers: StallIdentifiers
     /// Threads watched otherwise (the agent's run loops): never watched here.
@@ -87,7 +87,9 @@ final class ThreadWatchSet {
     var nextWake: UInt64 { watchers.values.map(\.nextWake).min().map { min($0, nextScan) } ?? nextScan }
 
     /// Selectors that have matched no thread so far.
-    var unmatchedSelectors: [ThreadSelector] { selectors.filter { !matched.contains($0) } }
+    var unmatchedSelectors: [ThreadSelector] {
+        selectors.filter { !matched.contains($0) && !(searchingLoops && $0 == .all) }
+    }
 
     /// How often the task list is read again, at the least (a longer threshold reads it every threshold): a thread
     /// that appears is picked up within it.
@@ -115,6 +117,8 @@ final class ThreadWatchSet {
     /// and per thread that exited, or, when more than ``departedNamed`` exited (a pool that churns short-lived
     /// threads), one sentence counting those.
     var unwatchedNotes: [String] {
+        // Looking for a process's loops itself, stallwatch says which it found; the threads that were none are no news.
+        guard !searchingLoops else { return [] }
         var notes = unwatched.map { "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)" }
         guard departedCount > Self.departedNamed else { return notes }
         let common = departedNames.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(3)
@@ -125,6 +129,21 @@ final class ThreadWatchSet {
             at: 0)
         return notes
     }
+
+    /// Watches every thread that proves an event loop from now on, besides those picked so far.
+    func addAllThreads() {
+        if !selectors.contains(.all) { selectors.append(.all) }
+        searchingLoops = true
+        nextScan = 0
+    }
+
+    /// Whether `tid` is watched here and proved an event loop.
+    func watchesLoop(tid: Int32) -> Bool {
+        watchers[tid]?.isEventLoop == true
+    }
+
+    /// Whether the set looks for the process's event loops itself (no `--thread` asked for them).
+    private(set) var searchingLoops = false
 
     /// How `tid`'s stalls are seen: through the kernel trace or from `/proc`.
     func mode(of tid: Int32) -> WatchMode {

@@ -22,6 +22,8 @@ protocol WatchTarget: AnyObject {
     /// The attached process, whose threads are watched from the start; nil under `run` (its processes announce
     /// themselves).
     var attachedPid: Int32? { get }
+    /// The process the watch is about from its start: `run`'s workload, the attached process.
+    var firstPid: Int32 { get }
     /// Whether a watched thread of process `pid` found gone at the watch's end exited on its own, ending its stall
     /// (its process lives on, or exited by itself), rather than being killed with its process mid-stall.
     func threadsExitedOnTheirOwn(pid: Int32) -> Bool
@@ -84,6 +86,7 @@ final class LaunchedWorkload: WatchTarget {
     func attachedStall(identifier: Int) -> AttachedStall? { nil }
 
     var attachedPid: Int32? { nil }
+    var firstPid: Int32 { workload.pid }
 
     /// The workload exited with a status of its own (not killed by a signal, nor stopped by `--timeout`); another
     /// process of the run still runs.
@@ -189,6 +192,7 @@ final class AttachedProcess: WatchTarget {
     }
 
     var attachedPid: Int32? { process.pid }
+    var firstPid: Int32 { process.pid }
 
     /// The process still runs: a thread of it that is gone exited. Once the process is gone, how it went is not
     /// known to a process that is not its parent.

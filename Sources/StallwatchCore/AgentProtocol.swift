@@ -8,6 +8,9 @@ public enum AgentMessage: Codable, Equatable, Sendable {
     case loaded(pid: Int32, agentVersion: String)
     /// The agent will not watch this process, and why (e.g. a different Swift runtime).
     case refused(pid: Int32, reason: String)
+    /// The agent watches nothing in this process: the program loads no library whose loop it could watch (a C
+    /// program, a Swift program with its runtime linked in). Its event loops are the collector's to find.
+    case mainUnwatched(pid: Int32)
     /// The process is being watched: its main run loop ran for the first time (`strategy` `runLoop`), or its main
     /// queue answered a ping in a program with no run loop (`ping`).
     case watching(pid: Int32, tid: Int32, strategy: WatchStrategy? = nil)

@@ -9,6 +9,8 @@ public struct StallAssembler: Sendable {
     public private(set) var report: StallReport
     /// The thread's CPU time and the clock at detection, for the stall's CPU share.
     private var cpuAtDetection: (cpu: UInt64, wall: UInt64)?
+    /// The thread's run-queue wait at detection, where the kernel counts it.
+    private var runQueueAtDetection: UInt64?
     /// The thread's state read before the latest capture (in-process samples arrive later and take it).
     public private(set) var lastState: ThreadState?
     /// `--max-samples`: beyond it, every other sample is dropped (see ``SampleSchedule``).
@@ -35,8 +37,10 @@ public struct StallAssembler: Sendable {
     public var identifier: Int { report.identifier }
 
     /// The thread's CPU time at detection (`cpu`) and the monotonic clock then (`now`).
-    public mutating func startCPUClock(cpu: UInt64?, now: UInt64) {
+    ///   - runQueue: the thread's run-queue wait so far (``ThreadInspector/runQueueTime(pid:tid:)``), if known.
+    public mutating func startCPUClock(cpu: UInt64?, runQueue: UInt64? = nil, now: UInt64) {
         if let cpu { cpuAtDetection = (cpu, now) }
+        runQueueAtDetection = runQueue
     }
 
     /// The thread's state just before a capture; a `restart_syscall` continues the call seen before it.
@@ -105,19 +109,26 @@ public struct StallAssembler: Sendable {
 
     /// The finished report (unfinished if ``end(at:)`` was never called): its CPU share up to its end, from the
     /// thread's CPU time `cpuNow` read at `now`, and what the thread was doing.
-    public func finished(cpuNow: UInt64?, now: UInt64) -> StallReport {
+    /// `runQueueNow` is the thread's run-queue wait read then: the share of the window the thread was runnable but off
+    /// every CPU.
+    public func finished(cpuNow: UInt64?, runQueueNow: UInt64? = nil, now: UInt64) -> StallReport {
         var finished = report
         var cpuPercent: Double?
+        var runnablePercent: Double?
         if let baseline = cpuAtDetection, let cpuNow {
             // Up to the stall's end, not to now: the end message arrives up to a threshold later.
             let end = report.end ?? now
             let wall = end > baseline.wall ? end - baseline.wall : 0
             if wall >= Self.shortestTimedStall {
                 cpuPercent = min(100, Double(cpuNow - min(cpuNow, baseline.cpu)) / Double(wall) * 100)
+                if let before = runQueueAtDetection, let runQueueNow {
+                    runnablePercent = min(100, Double(runQueueNow - min(runQueueNow, before)) / Double(wall) * 100)
+                }
             }
         }
         finished.threadActivity = ThreadActivity(
             cpuPercent: cpuPercent, states: report.samples.compactMap(\.threadState))
+        finished.threadActivity?.runnablePercent = runnablePercent
         return finished
     }
 }

@@ -101,6 +101,9 @@ public struct ThreadActivity: Equatable, Sendable {
 
     /// Share of wall time the thread spent on a CPU over the measured window, 0–100.
     public var cpuPercent: Double?
+    /// Share of the same window it was runnable but waited for a CPU that other threads had (the scheduler's
+    /// run-queue wait, `schedstat`), 0–100; nil where not measured. What is left of the window it was blocked.
+    public var runnablePercent: Double?
     public var verdict: Verdict
     /// The most common wait among the blocked samples.
     public var blockedOn: WaitReason?
@@ -131,13 +134,18 @@ public struct ThreadActivity: Equatable, Sendable {
         self.init(cpuPercent: cpuPercent, verdict: verdict, blockedOn: verdict == .cpuBound ? nil : commonest)
     }
 
-    /// "CPU-bound (99% CPU)", "blocked: waiting on a lock (futex) (0% CPU)".
+    /// "CPU-bound (99% CPU)", "blocked: waiting on a lock (futex) (0% CPU)", "CPU-bound, but got only 48% of a CPU
+    /// (other work competed for it; it waited for one 51% of the time)".
     public var summary: String {
-        let cpu = cpuPercent.map { " (\(Int($0.rounded()))% CPU)" } ?? ""
+        let waited = runnablePercent.map { Int($0.rounded()) }.flatMap { $0 >= 10 ? $0 : nil }
+        let cpu =
+            cpuPercent.map { " (\(Int($0.rounded()))% CPU\(waited.map { ", waited for a CPU \($0)%" } ?? ""))" } ?? ""
         switch verdict {
         case .cpuBound:
             if let cpuPercent, cpuPercent < 70 {
-                return "CPU-bound, but got only \(Int(cpuPercent.rounded()))% of a CPU (other work competed for it)"
+                let wait = waited.map { "; it waited for one \($0)% of the time" } ?? ""
+                return
+                    "CPU-bound, but got only \(Int(cpuPercent.rounded()))% of a CPU (other work competed for it\(wait))"
             }
             return "CPU-bound" + cpu
         case .blocked: return "blocked, " + (blockedOn?.phrase ?? "in the kernel") + cpu

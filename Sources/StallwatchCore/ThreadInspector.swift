@@ -26,6 +26,15 @@ public enum ThreadInspector {
         return ThreadState(state: state, syscall: syscall.flatMap(SyscallNames.name), waitChannel: waitChannel)
     }
 
+    /// Nanoseconds the thread has waited on a run queue so far (runnable, but another thread had the CPU): the
+    /// scheduler's count in `schedstat`; nil where the kernel keeps none.
+    public static func runQueueTime(pid: Int32, tid: Int32) -> UInt64? {
+        guard let schedstat = FileBytes.text("/proc/\(pid)/task/\(tid)/schedstat") else { return nil }
+        let fields = schedstat.split(separator: " ")
+        guard fields.count >= 2, let onCPU = UInt64(fields[0]), onCPU > 0 else { return nil }
+        return UInt64(fields[1])
+    }
+
     /// CPU time of the thread so far, in nanoseconds: the scheduler's exact count from `schedstat`, or
     /// user plus system time from `stat` (10 ms ticks) where the kernel does not keep schedstat.
     public static func cpuTime(pid: Int32, tid: Int32) -> UInt64? {

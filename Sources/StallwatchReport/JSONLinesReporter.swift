@@ -166,6 +166,7 @@ public struct JSONLinesReporter: Reporter {
         .object([
             ("verdict", .string(activity.verdict.rawValue)),
             ("cpuPercent", activity.cpuPercent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+            ("runnablePercent", activity.runnablePercent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
             ("blockedOn", .optional(activity.blockedOn?.rawValue)),
         ])
     }

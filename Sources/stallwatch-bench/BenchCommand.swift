@@ -32,7 +32,7 @@ enum BenchCommand {
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, instructions, loops, detection, capture, stack, memory, soak, report; the default
+                        overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report; the default
                         is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
@@ -137,7 +137,7 @@ struct WorkloadOptions {
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
-        case overhead, instructions, loops, detection, capture, stack, memory, soak, report
+        case overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report
     }
 
     var rounds = 5

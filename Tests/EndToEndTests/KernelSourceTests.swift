@@ -131,4 +131,74 @@ enum LoopServer {
         #expect(waitFor({ Self.tracePrograms() == before }, timeout: 10), "still attached: \(Self.tracePrograms())")
         _ = running.result(timeout: 10)
     }
+
+    /// A program the agent cannot watch inside (C): `run` with no `--thread` finds its event loop itself, says so in
+    /// one line, and watches it exactly.
+    @Test(.enabled(if: canTrace, "kernel tracing needs root"))
+    func aCProgramsLoopIsFoundWithoutAskingForIt() throws {
+        let server = try LoopServer.built.get()
+        let result = try runStallwatch(["run", "--format", "json", "--", server, "3", "1", "cpu:1500:300"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let announcements = result.stderr.split(separator: "\n").filter { $0.contains("event-loop thread") }
+        #expect(announcements.count == 1, "\(result.stderr)")
+        #expect(announcements.first?.contains("through the kernel trace: epoll-loop (tid ") == true)
+        let truth = LoopServer.slows(in: result.stderr)
+        let stalls = try result.stalls
+        try #require(stalls.count == 1 && truth.count == 1, "\(result.stdout)\n\(result.stderr)")
+        let duration = try #require(stalls[0].durationMs.value)
+        #expect(abs(duration - truth[0].durationMs) <= truth[0].durationMs * 0.02 + 1, "\(duration) ms")
+        #expect(stalls[0].mode == "kernel" && stalls[0].threadName == "epoll-loop")
+        // Looking for loops itself, stallwatch names none of the threads that were no loop.
+        #expect(try #require(try result.summary).warnings.isEmpty)
+    }
+
+    /// A Swift program built with `-static-stdlib` (the usual container build) exports nothing the agent could stand
+    /// in for: its main run loop is watched through the kernel, with the same culprit and exact durations.
+    @Test(.enabled(if: canTrace, "kernel tracing needs root"))
+    func aStaticStdlibRunLoopProgramIsWatchedExactly() throws {
+        let program = try compileSwift(
+            """
+            import Foundation
+            @inline(never) func slowTick() { usleep(400_000) }
+            var ticks = 0
+            let timer = Timer(fire: Date().addingTimeInterval(0.5), interval: 0.8, repeats: true) { _ in
+                ticks += 1
+                if ticks <= 2 { slowTick() } else { exit(0) }
+            }
+            RunLoop.main.add(timer, forMode: .default)
+            RunLoop.main.run()
+            """, name: "static-run-loop", extraArguments: ["-static-stdlib"])
+        let result = try runStallwatch(["run", "--format", "json", "--", program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let stalls = try result.stalls
+        try #require(stalls.count == 2, "\(result.stdout)\n\(result.stderr)")
+        for stall in stalls {
+            #expect(stall.tid == stall.pid, "the main thread's loop")
+            #expect(stall.mode == "kernel")
+            #expect(stall.activity == "unknown", "no run-loop phase is guessed from outside")
+            #expect(stall.symbols.contains("slowTick()"), "\(stall.symbols.prefix(6))")
+            let duration = try #require(stall.durationMs.value)
+            // usleep(400 ms) lasts a little longer than asked; the kernel times the loop's wait exactly.
+            #expect(duration >= 400 && duration < 420, "\(duration) ms")
+        }
+    }
+
+    /// A stalled loop that shares its CPU with a hog: the report says how much of the stall it waited for a CPU.
+    @Test(.enabled(if: canTrace, "kernel tracing needs root"))
+    func aLoopStarvedOfItsCPUSaysItWaitedForOne() throws {
+        let server = try LoopServer.built.get()
+        // Pinned to one CPU, the loop's 400 ms handler and the hog share it.
+        let result = try runStallwatch([
+            "run", "--thread", "epoll-loop", "--source", "kernel", "--format", "json", "--", "/usr/bin/taskset", "-c",
+            "0", server, "3", "0", "cpu:1000:400", "hog",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let stall = try #require(try result.stalls.first { $0.symbols.contains("slow_cpu") }, "\(result.stdout)")
+        let thread = try #require(stall.thread.value)
+        let runnable = try #require(thread.runnablePercent?.value, "\(thread)")
+        let cpu = try #require(thread.cpuPercent)
+        // Two runnable threads on one CPU get about half of it each; what the loop did not get, it waited for.
+        #expect(runnable >= 25 && cpu <= 75, "cpu \(cpu) %, runnable \(runnable) %")
+        #expect(cpu + runnable >= 90, "on a CPU or waiting for one, not blocked: cpu \(cpu) %, runnable \(runnable) %")
+    }
 }

@@ -66,6 +66,8 @@ public struct ThreadVerdictRecord: Decodable, Equatable, Sendable {
     /// `cpuBound`, `blocked` or `mixed`.
     public let verdict: String
     public let cpuPercent: Double?
+    /// Share of the measured window the thread waited for a CPU; absent from older records, null where not measured.
+    public let runnablePercent: Nullable<Double>?
     /// `lock`, `sleep`, `io`, `child`, `other`.
     public let blockedOn: String?
 }

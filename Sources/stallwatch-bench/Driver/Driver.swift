@@ -17,6 +17,7 @@ struct Driver {
                 case .instructions: try InstructionBenchmark(products: products).run()
                 case .loops:
                     try LoopThreadsBenchmark(products: products, rounds: options.rounds, seconds: options.seconds).run()
+                case .kernel: try KernelSourceBenchmark(products: products, rounds: min(options.rounds, 3)).run()
                 case .detection: try DetectionBenchmark(products: products).run()
                 case .capture: try CaptureBenchmark(products: products).run()
                 case .stack: try StackComparison(products: products).run()

@@ -2,7 +2,10 @@
 // `epoll-loop` on loopback, under keep-alive load from client threads in the same process, with a few slow handlers at
 // known times: CPU-bound (`cpu`), or waiting in a nested poll() on a pipe nobody writes to (`nested`). Each slow
 // handler's real start and length go to stderr, and the requests served per second at the end.
-// Usage: loop_server SECONDS CLIENTS [SLOW...] where SLOW is cpu:AT_MS:LENGTH_MS or nested:AT_MS:LENGTH_MS.
+// Usage: loop_server SECONDS CLIENTS [OPTION...], each OPTION one of cpu:AT_MS:LENGTH_MS or nested:AT_MS:LENGTH_MS (a
+// slow handler), work:MICROSECONDS (CPU work in every handler, for Scripts/bench), idle:N (N more epoll loop threads,
+// `idle-loop`, that never wake), hog (a thread, `cpu-hog`, that spins the whole run: pinned to one CPU with the loop,
+// it takes half of it).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,6 +26,7 @@ static unsigned long long now_ns(void) { struct timespec t; clock_gettime(CLOCK_
 static int port;
 static double end_at;
 static atomic_ulong served;
+static double work_seconds;
 
 __attribute__((noinline)) static void slow_cpu(double seconds) { volatile unsigned long x = 0; double end = now() + seconds; while (now() < end) x++; }
 __attribute__((noinline)) static void slow_nested_poll(double seconds) {
@@ -40,6 +44,7 @@ static void handle(int fd) {
         if (strcmp(kind, "cpu") == 0) slow_cpu(length / 1000.0); else slow_nested_poll(length / 1000.0);
         fprintf(stderr, "loop_server: slow kind=%s start_ns=%llu duration_ms=%.3f\n", kind, start, (now_ns() - start) / 1e6);
     }
+    if (work_seconds > 0) slow_cpu(work_seconds);
     atomic_fetch_add(&served, 1);
     write(fd, "ok", 2);
 }
@@ -80,6 +85,21 @@ static void *client(void *unused) {
     close(fd); return 0;
 }
 
+static void *hog(void *unused) {
+    pthread_setname_np(pthread_self(), "cpu-hog");
+    slow_cpu(end_at - now());
+    return 0;
+}
+
+static void *idle_loop(void *unused) {
+    pthread_setname_np(pthread_self(), "idle-loop");
+    int epoll = epoll_create1(0);
+    struct epoll_event event;
+    while (now() < end_at + 0.5) epoll_wait(epoll, &event, 1, 1000);
+    close(epoll);
+    return 0;
+}
+
 struct slow { char request[32]; double at; };
 static void *slow_client(void *pointer) {
     struct slow *slow = pointer; double start = now();
@@ -99,6 +119,15 @@ int main(int argc, char **argv) {
     pthread_t server; pthread_create(&server, 0, serve, &listener);
     pthread_t threads[64]; for (int i = 0; i < clients && i < 64; i++) pthread_create(&threads[i], 0, client, 0);
     pthread_t slow_threads[16]; struct slow slows[16]; int count = 0;
+    for (int i = 3; i < argc; i++) {
+        int value;
+        if (sscanf(argv[i], "work:%d", &value) == 1) work_seconds = value / 1e6;
+        if (strcmp(argv[i], "hog") == 0) { pthread_t spinner; pthread_create(&spinner, 0, hog, 0); pthread_detach(spinner); }
+        if (sscanf(argv[i], "idle:%d", &value) == 1) {
+            pthread_attr_t small; pthread_attr_init(&small); pthread_attr_setstacksize(&small, 64 * 1024);
+            for (int n = 0; n < value; n++) { pthread_t idle; if (pthread_create(&idle, &small, idle_loop, 0) == 0) pthread_detach(idle); }
+        }
+    }
     for (int i = 3; i < argc && count < 16; i++) {
         char kind[16]; int at, length;
         if (sscanf(argv[i], "%15[a-z]:%d:%d", kind, &at, &length) != 3) continue;
