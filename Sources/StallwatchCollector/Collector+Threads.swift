@@ -37,8 +37,11 @@ extension Collector {
     }
 
     /// How long a process may go without the agent watching its main loop before stallwatch looks for its event loops
-    /// itself: a program starts its loops during its set-up.
-    static var loopSearchGrace: UInt64 { 1_000_000_000 }
+    /// itself: a program `run` starts sets its loops up first; a running process `attach`ed to shows its main loop
+    /// within a few readings.
+    var loopSearchGrace: UInt64 {
+        target.attachedPid == nil ? 1_000_000_000 : max(4 * settings.thresholdNanoseconds, 250_000_000)
+    }
 
     /// With the default selection (`--thread main`), plans to look for `pid`'s event loops if its main loop is not
     /// watched soon: a server whose main thread only waits (SwiftNIO), a C or static-stdlib program the agent cannot
@@ -47,7 +50,7 @@ extension Collector {
         guard settings.threads.isMainOnly, settings.source != .agent, loopSearchDue[pid] == nil,
             !loopsSearched.contains(pid)
         else { return }
-        loopSearchDue[pid] = now + Self.loopSearchGrace
+        loopSearchDue[pid] = now + loopSearchGrace
     }
 
     /// Starts watching every event-loop thread of the processes whose main loop no agent watches by now.

@@ -240,8 +240,10 @@ final class Collector {
             if threadWatches[pid] == nil { watchThreads(of: pid, agentWatchesMain: true) }
             scheduleLoopSearch(of: pid, now: monotonicNow())
         case .mainUnwatched(let pid):
-            // Nothing to wait for: the agent will not watch this program's main loop.
+            // Nothing to wait for: the agent will not watch this program's main loop. A main thread `--thread` picks
+            // (`all`) is watched from outside then, as any other thread is (a C epoll loop, asyncio).
             if loopSearchDue[pid] != nil { loopSearchDue[pid] = monotonicNow() }
+            threadWatches[pid]?.include(pid)
         case .refused(let pid, let reason):
             refusals.append("the agent did not watch pid \(pid): \(reason)")
         case .watching(let pid, let tid, let strategy):

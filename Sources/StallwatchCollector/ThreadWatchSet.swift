@@ -117,10 +117,12 @@ final class ThreadWatchSet {
     /// and per thread that exited, or, when more than ``departedNamed`` exited (a pool that churns short-lived
     /// threads), one sentence counting those.
     var unwatchedNotes: [String] {
-        // Looking for a process's loops itself, stallwatch says which it found; the threads that were none are no news.
-        guard !searchingLoops else { return [] }
-        var notes = unwatched.map { "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)" }
-        guard departedCount > Self.departedNamed else { return notes }
+        // Looking for a process's loops itself, stallwatch says which it found; the threads that were none are no news,
+        // but for those a selector named (the main thread, from outside).
+        var notes = unwatched.filter { !searchingLoops || pickedByName($0) }.map {
+            "thread \($0.name) (tid \($0.tid)) of pid \(pid) not watched: \($0.reason)"
+        }
+        guard departedCount > Self.departedNamed, !searchingLoops else { return notes }
         let common = departedNames.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(3)
         let named = common.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
         notes.insert(
@@ -128,6 +130,11 @@ final class ThreadWatchSet {
                 + " seen waiting in an event loop while they ran; named \(named)\(departedNames.count > 3 ? ", …" : ""))",
             at: 0)
         return notes
+    }
+
+    /// Whether a selector other than `all` picks the thread.
+    private func pickedByName(_ thread: Unwatched) -> Bool {
+        selectors.contains { $0 != .all && $0.matches(tid: thread.tid, name: thread.name, pid: pid) }
     }
 
     /// Watches every thread that proves an event loop from now on, besides those picked so far.
@@ -157,6 +164,13 @@ final class ThreadWatchSet {
         guard let watcher = watchers.removeValue(forKey: tid) else { return [] }
         matched.formUnion(selectors.filter { $0.matches(tid: tid, name: names[tid], pid: pid) })
         return watcher.gone(at: now)
+    }
+
+    /// Watches `tid` here after all: nobody else does (the agent said it watches nothing in this program). It is
+    /// picked at the next look at the thread list if the selectors pick it.
+    func include(_ tid: Int32) {
+        guard excluded.remove(tid) != nil else { return }
+        nextScan = 0
     }
 
     /// Runs what is due at `now`: a new look at the thread list, and the samples due.

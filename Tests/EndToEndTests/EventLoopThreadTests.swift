@@ -67,14 +67,56 @@ import Testing
     }
 
     /// The false positive this fixes: `attach` to a server whose main thread only waits reported one endless stall.
-    @Test func aMainThreadThatNeverRunsALoopIsNoStall() throws {
+    /// Since stallwatch looks for a process's event loops itself when its main thread runs none, the same attach finds
+    /// the pool's loops and their stalls, and says so in one line.
+    @Test(arguments: KernelSourceTests.sources)
+    func aMainThreadThatNeverRunsALoopIsNoStall(source: String) throws {
         let demo = try RunningDemo(Self.pool)
-        let result = try runStallwatch(["attach", "--format", "json", String(demo.pid)])
+        let result = try runStallwatch(["attach", "--source", source, "--format", "json", String(demo.pid)])
         demo.waitForExit()
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(demo.groundTruth.count == 2)
-        #expect(try result.stalls.isEmpty, "stdout: \(result.stdout)")
+        #expect(try result.stalls.allSatisfy { $0.tid != $0.pid }, "stdout: \(result.stdout)")
         #expect(result.stderr.contains("not watched: never seen waiting in an event-loop wait"))
+        expectPoolStalls(
+            try result.stalls, truth: demo.groundTruth, resultText: result.stdout + demo.stderrText, source: source)
+        let found = result.stderr.split(separator: "\n").filter { $0.contains("event-loop thread") }
+        #expect(found.count == 1 && found[0].contains("NIO-ELT-0-#"), "\(result.stderr)")
+    }
+
+    /// `run --thread all` on a program whose main thread runs an epoll loop of its own (C, asyncio): the agent watches
+    /// nothing in it and says so, and the main thread is watched from outside like any other thread (it was dropped
+    /// silently: 3 stalls, 0 reported).
+    @Test(arguments: KernelSourceTests.sources)
+    func runWatchesAMainThreadThatRunsItsOwnLoop(source: String) throws {
+        let program = """
+            #include <sys/epoll.h>
+            #include <time.h>
+            static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+            __attribute__((noinline)) static void main_handler(double end) { volatile unsigned long x = 0; while (now() < end) x++; }
+            int main(void) {
+                int epoll = epoll_create1(0);
+                struct epoll_event event;
+                for (int i = 0; i < 3; i++) { epoll_wait(epoll, &event, 1, 300); main_handler(now() + 0.4); }
+                epoll_wait(epoll, &event, 1, 200);
+                return 0;
+            }
+            """
+        let built = try compile(program, language: "c", output: "main-loop", extraArguments: ["-g", "-O1"])
+        let result = try runStallwatch([
+            "run", "--thread", "all", "--source", source, "--format", "json", "--",
+            built.appendingPathComponent("main-loop").path,
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let stalls = try result.stalls
+        #expect(stalls.count == 3, "\(result.stdout)\n\(result.stderr)")
+        for stall in stalls {
+            #expect(stall.tid == stall.pid, "the main thread's loop")
+            #expect(stall.symbols.contains("main_handler"), "\(stall.symbols.prefix(5))")
+            let duration = try #require(stall.durationMs.value)
+            let tolerance = source == "kernel" ? 400 * 0.02 + 2 : 120
+            #expect(abs(duration - 400) <= tolerance, "\(duration) ms")
+        }
     }
 
     /// - Parameter afterward: what the main thread does once the loop thread exited; returning at once, the process
