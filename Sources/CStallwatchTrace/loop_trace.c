@@ -110,6 +110,24 @@ int sw_trace_read(struct sw_trace *trace, pid_t tid, struct sw_trace_state *stat
     return bpf_map_lookup_elem(trace->states, &key, state) == 0 ? 0 : -errno;
 }
 
+int sw_trace_read_all(struct sw_trace *trace, uint32_t *tids, struct sw_trace_state *states, uint32_t capacity) {
+    uint32_t total = 0;
+    __u32 token = 0;
+    void *from = NULL;  // the first batch starts at the map's beginning
+    while (total < capacity) {
+        __u32 count = capacity - total;
+        int code = bpf_map_lookup_batch(trace->states, from, &token, tids + total, states + total, &count, NULL);
+        total += count;
+        if (code != 0) {
+            // ENOENT: the last batch, which may hold entries too.
+            if (errno == ENOENT) break;
+            return -errno;
+        }
+        from = &token;
+    }
+    return (int)total;
+}
+
 int sw_trace_control(struct sw_trace *trace, pid_t tid, struct sw_trace_control control) {
     __u32 key = (__u32)tid;
     return bpf_map_update_elem(trace->controls, &key, &control, BPF_ANY) == 0 ? 0 : -errno;

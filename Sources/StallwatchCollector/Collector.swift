@@ -45,6 +45,9 @@ final class Collector {
     private var finished: [StallReport] = []
     private(set) var loadedPids: Set<Int32> = []
     private(set) var watchedPids: [Int32] = []
+    /// The processes whose agent said it watches something: a process watched only from outside may still have lost
+    /// its agent (a wrapper that replaced LD_PRELOAD), which the preload witness names.
+    private var agentWatchedPids: Set<Int32> = []
     /// How each watched process is watched, as its agent said.
     private(set) var strategies: [Int32: WatchStrategy] = [:]
 
@@ -161,8 +164,8 @@ final class Collector {
                 }
             }
             for message in target.step(now: monotonicNow()) { handle(message) }
-            if let preloadWitness, loadedPids.count > watchedPids.count {
-                preloadWitness.check(loadedPids.filter { !watchedPids.contains($0) }.sorted(), now: monotonicNow())
+            if let preloadWitness, loadedPids.count > agentWatchedPids.count {
+                preloadWitness.check(loadedPids.subtracting(agentWatchedPids).sorted(), now: monotonicNow())
             }
             searchLoops(now: monotonicNow())
             stepThreadWatches(now: monotonicNow())
@@ -248,6 +251,7 @@ final class Collector {
             refusals.append("the agent did not watch pid \(pid): \(reason)")
         case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
+            if !fromProc { agentWatchedPids.insert(pid) }
             if fromProc {
                 if loopsSearched.contains(pid) {
                     loopsFound[pid, default: []].append(

@@ -59,6 +59,28 @@ final class KernelTrace {
         return sw_trace_read(handle, tid, &state) == 0 ? state : nil
     }
 
+    private var batchTids: [UInt32] = []
+    private var batchStates: [sw_trace_state] = []
+
+    /// Every followed thread's state, read in one batch: what the kernel recorded at one moment for all of them.
+    func states() -> [Int32: sw_trace_state] {
+        let capacity = Int(SW_TRACE_MAX_THREADS)
+        if batchTids.isEmpty {
+            batchTids = [UInt32](repeating: 0, count: capacity)
+            batchStates = [sw_trace_state](repeating: sw_trace_state(), count: capacity)
+        }
+        let count = batchTids.withUnsafeMutableBufferPointer { tids in
+            batchStates.withUnsafeMutableBufferPointer { states in
+                sw_trace_read_all(handle, tids.baseAddress, states.baseAddress, UInt32(capacity))
+            }
+        }
+        guard count > 0 else { return [:] }
+        var byThread: [Int32: sw_trace_state] = [:]
+        byThread.reserveCapacity(Int(count))
+        for index in 0..<Int(count) { byThread[Int32(bitPattern: batchTids[index])] = batchStates[index] }
+        return byThread
+    }
+
     /// Tells the program `tid`'s loop wait (0: any) and the epoch whose first move it records.
     func control(tid: Int32, loopIdentity: UInt64, epoch: UInt64) {
         _ = sw_trace_control(handle, tid, sw_trace_control(loop_identity: loopIdentity, epoch: epoch))

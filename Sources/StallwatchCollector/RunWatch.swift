@@ -158,9 +158,10 @@ public final class RunWatch {
                     + " privileges (setuid, setgid, file capabilities) ignore")
         } else if collector.watchedPids.isEmpty, collector.settings.threads.isMainOnly {
             warnings.append(
-                "the workload's main run loop never ran, so nothing was watched; stallwatch watches programs"
-                    + " whose main thread runs RunLoop.main or CFRunLoopRun, or whose main queue dispatchMain()"
-                    + " serves (not a plain loop)")
+                "the workload's main run loop never ran and no thread of it rested in an event-loop wait, so nothing"
+                    + " was watched; stallwatch watches a main thread that runs RunLoop.main or CFRunLoopRun, a main"
+                    + " queue dispatchMain() serves, and any thread that waits in epoll_wait, poll or select again and"
+                    + " again")
         }
         return warnings
     }

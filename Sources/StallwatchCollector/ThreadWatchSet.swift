@@ -1,5 +1,6 @@
 // The threads of one process that `--thread` picks and stallwatch watches from /proc: found again as threads come and
 // go, each judged by its own external watcher.
+import CStallwatchTrace
 import StallwatchCore
 
 /// One thread watched from outside: sampled from `/proc` (``ExternalWatcher``) or followed by the kernel trace
@@ -185,9 +186,18 @@ final class ThreadWatchSet {
             nextScan = now + max(settings.thresholdNanoseconds, Self.scanInterval)
             messages += scan(now: now)
         }
+        // The kernel's records of every followed thread, in one read, the first time a traced thread is due.
+        var traced: [Int32: sw_trace_state]?
         for tid in watchers.keys.sorted() {
             guard let watcher = watchers[tid], now >= watcher.nextWake else { continue }
-            if let observed = watcher.step(now: now) {
+            let stepped: [AgentMessage]?
+            if let tracedWatcher = watcher as? TracedWatcher, let trace {
+                if traced == nil { traced = trace.states() }
+                stepped = tracedWatcher.step(now: now, state: traced?[tid])
+            } else {
+                stepped = watcher.step(now: now)
+            }
+            if let observed = stepped {
                 if observed.contains(where: { if case .watching = $0 { true } else { false } }), isAgentThread(tid) {
                     // The agent's own thread, picked by `all` before it had named itself: stallwatch's, not a loop
                     // of the program's.

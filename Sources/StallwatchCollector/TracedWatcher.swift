@@ -29,6 +29,7 @@ final class TracedWatcher {
     private var lastWaits: UInt64 = 0
     private(set) var isEventLoop = false
     private var previousReadingAt: UInt64?
+    private var lastSequence: UInt64 = .max
     private(set) var nextWake: UInt64
     /// Whether the kernel follows the thread at all (it may refuse past its table's size).
     let followed: Bool
@@ -71,10 +72,23 @@ final class TracedWatcher {
 
     /// Reads the thread's record; nil once the thread is gone.
     func step(now: UInt64) -> [AgentMessage]? {
-        guard ThreadInspector.statFields(pid: pid, tid: tid) != nil, let state = trace.state(of: tid) else {
-            return nil
-        }
+        step(now: now, state: trace.state(of: tid))
+    }
+
+    /// Judges the thread's record as read (with every other thread's, in one batch); nil once the thread is gone.
+    func step(now: UInt64, state: sw_trace_state?) -> [AgentMessage]? {
+        guard let state else { return nil }
         nextWake = now + threshold
+        // A loop at rest whose record did not change: nothing to judge, nothing to read, however many such threads
+        // are followed (a pool's exit is found by the task list's next reading).
+        if isEventLoop, ongoingIdentifier == nil, state.phase == SW_TRACE_WAITING.rawValue,
+            state.sequence == lastSequence
+        {
+            previousReadingAt = now
+            return []
+        }
+        guard ThreadInspector.statFields(pid: pid, tid: tid) != nil else { return nil }
+        lastSequence = state.sequence
         previousReadingAt = now
         var messages: [AgentMessage] = []
         learnLoop(state)

@@ -24,11 +24,7 @@ enum LoopServer {
     static func slows(in stderr: String) -> [Slow] {
         stderr.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("loop_server: slow ") else { return nil }
-            var fields: [String: String] = [:]
-            for part in line.split(separator: " ") {
-                let pair = part.split(separator: "=", maxSplits: 1)
-                if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
-            }
+            let fields = DemoStall.fields(of: line)
             guard let kind = fields["kind"], let start = fields["start_ns"].flatMap(UInt64.init),
                 let duration = fields["duration_ms"].flatMap(Double.init)
             else { return nil }
@@ -200,5 +196,26 @@ enum LoopServer {
         // Two runnable threads on one CPU get about half of it each; what the loop did not get, it waited for.
         #expect(runnable >= 25 && cpu <= 75, "cpu \(cpu) %, runnable \(runnable) %")
         #expect(cpu + runnable >= 90, "on a CPU or waiting for one, not blocked: cpu \(cpu) %, runnable \(runnable) %")
+    }
+
+    /// `--thread all` beside a thousand idle loops (5,000 in Scripts/bench): every stall found, on its thread, with its
+    /// culprit, though every idle loop is followed too.
+    @Test(.enabled(if: canTrace, "kernel tracing needs root"))
+    func aThousandIdleLoopsHideNoStall() throws {
+        let server = try LoopServer.built.get()
+        let result = try runStallwatch([
+            "run", "--thread", "all", "--source", "kernel", "--format", "json", "--", server, "4", "0", "idle:1000",
+            "cpu:1500:300", "nested:2800:300",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let truth = LoopServer.slows(in: result.stderr)
+        let stalls = try result.stalls
+        try #require(truth.count == 2 && stalls.count == 2, "\(stalls.map(\.threadName))\n\(result.stderr)")
+        for (stall, slow) in zip(stalls, truth) {
+            #expect(stall.threadName == "epoll-loop")
+            #expect(stall.symbols.contains(slow.kind == "cpu" ? "slow_cpu" : "slow_nested_poll"))
+            let duration = try #require(stall.durationMs.value)
+            #expect(abs(duration - slow.durationMs) <= slow.durationMs * 0.02 + 1, "\(duration) ms")
+        }
     }
 }

@@ -86,6 +86,18 @@ enum Reachable {
     }
 }
 
+extension DemoStall {
+    /// The `key=value` words of a ground-truth line, as the demo and the test workloads print them.
+    static func fields(of line: some StringProtocol) -> [String: String] {
+        var fields: [String: String] = [:]
+        for part in line.split(separator: " ") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+        }
+        return fields
+    }
+}
+
 /// What one stallwatch run printed and returned.
 struct RunResult {
     let stdout: String
@@ -114,11 +126,7 @@ struct DemoStall {
 
     init?(line: String) {
         guard line.hasPrefix("stallwatch-demo: stall ") else { return nil }
-        var fields: [String: String] = [:]
-        for part in line.split(separator: " ") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
-        }
+        let fields = Self.fields(of: line)
         guard let scenario = fields["scenario"], let duration = fields["duration_ms"].flatMap(Double.init),
             let start = fields["start_ns"].flatMap(UInt64.init), let culprit = fields["culprit"]
         else { return nil }
