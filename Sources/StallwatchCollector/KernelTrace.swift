@@ -41,7 +41,9 @@ final class KernelTrace {
     /// Starts following `tid` (its id as this process sees it, which for stallwatch is the kernel's initial one
     /// unless it runs in a pid namespace of its own). False when the kernel refused (too many threads).
     func watch(tid: Int32) -> Bool {
-        sw_trace_watch(handle, tid) == 0
+        guard sw_trace_watch(handle, tid) == 0 else { return false }
+        followed += 1
+        return true
     }
 
     /// Records that `tid`, not seen to move yet, rests in its loop's wait now.
@@ -50,6 +52,7 @@ final class KernelTrace {
     }
 
     func unwatch(tid: Int32) {
+        followed = max(0, followed - 1)
         sw_trace_unwatch(handle, tid)
     }
 
@@ -62,10 +65,14 @@ final class KernelTrace {
     private var batchTids: [UInt32] = []
     private var batchStates: [sw_trace_state] = []
 
+    /// Threads followed now.
+    private(set) var followed = 0
+
     /// Every followed thread's state, read in one batch: what the kernel recorded at one moment for all of them.
     func states() -> [Int32: sw_trace_state] {
-        let capacity = Int(SW_TRACE_MAX_THREADS)
-        if batchTids.isEmpty {
+        // Room for the threads followed and a few more: the kernel sizes its own buffers by what is asked for.
+        let capacity = min(Int(SW_TRACE_MAX_THREADS), followed + 64)
+        if batchTids.count < capacity {
             batchTids = [UInt32](repeating: 0, count: capacity)
             batchStates = [sw_trace_state](repeating: sw_trace_state(), count: capacity)
         }

@@ -87,7 +87,8 @@ final class TracedWatcher {
             previousReadingAt = now
             return []
         }
-        guard ThreadInspector.statFields(pid: pid, tid: tid) != nil else { return nil }
+        // A thread that moved since the last reading was there to move; one that stayed busy may have exited.
+        if state.sequence == lastSequence, ThreadInspector.statFields(pid: pid, tid: tid) == nil { return nil }
         lastSequence = state.sequence
         previousReadingAt = now
         var messages: [AgentMessage] = []
