@@ -14,4 +14,8 @@ public enum Sanitizer {
 
     /// False under a sanitizer: timing assertions are the plain run's.
     public static var timingIsMeasurable: Bool { name == nil }
+
+    /// False under a sanitizer: AddressSanitizer's shadow memory and its quarantine of freed blocks (256 MiB by
+    /// default) make a process's resident size the sanitizer's; memory bounds are the plain run's.
+    public static var memoryIsMeasurable: Bool { name == nil }
 }
