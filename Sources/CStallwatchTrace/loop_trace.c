@@ -105,11 +105,6 @@ void sw_trace_unwatch(struct sw_trace *trace, pid_t tid) {
     bpf_map_delete_elem(trace->controls, &key);
 }
 
-int sw_trace_read(struct sw_trace *trace, pid_t tid, struct sw_trace_state *state) {
-    __u32 key = (__u32)tid;
-    return bpf_map_lookup_elem(trace->states, &key, state) == 0 ? 0 : -errno;
-}
-
 int sw_trace_read_all(struct sw_trace *trace, uint32_t *tids, struct sw_trace_state *states, uint32_t capacity) {
     uint32_t total = 0;
     __u32 token = 0;

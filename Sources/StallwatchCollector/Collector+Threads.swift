@@ -26,9 +26,7 @@ extension Collector {
             case .auto, .kernel:
                 switch KernelTrace.open() {
                 case .success(let opened): trace = opened
-                case .failure(let unavailable):
-                    traceWarning =
-                        "\(unavailable); threads watched from outside are sampled from /proc (times within a threshold)"
+                case .failure(let unavailable): traceWarning = KernelTrace.fallbackWarning(unavailable)
                 }
             case .agent, .proc: break
             }

@@ -56,12 +56,6 @@ final class KernelTrace {
         sw_trace_unwatch(handle, tid)
     }
 
-    /// What the kernel recorded for `tid`; nil when it is not followed.
-    func state(of tid: Int32) -> sw_trace_state? {
-        var state = sw_trace_state()
-        return sw_trace_read(handle, tid, &state) == 0 ? state : nil
-    }
-
     private var batchTids: [UInt32] = []
     private var batchStates: [sw_trace_state] = []
 
@@ -108,10 +102,25 @@ extension KernelTrace {
             throw StallwatchError(
                 message: "--source kernel: \(unavailable); --source proc samples /proc instead",
                 exitCode: ExitCode.permissionDenied)
-        case .failure(let unavailable):
-            return (
-                nil, "\(unavailable); threads watched from outside are sampled from /proc (times within a threshold)"
-            )
+        case .failure(let unavailable): return (nil, fallbackWarning(unavailable))
         }
     }
+
+    /// What the summary says when `/proc` is sampled because the trace could not be had.
+    static func fallbackWarning(_ unavailable: Unavailable) -> String {
+        "\(unavailable); threads watched from outside are sampled from /proc (times within a threshold)"
+    }
+}
+
+/// The kernel's records of every followed thread, read at most once per wake, and only if a followed thread is due.
+final class KernelReading {
+    private let trace: KernelTrace?
+    private lazy var states: [Int32: sw_trace_state] = trace?.states() ?? [:]
+
+    init(_ trace: KernelTrace?) {
+        self.trace = trace
+    }
+
+    /// `tid`'s record; nil when it is not followed.
+    func state(of tid: Int32) -> sw_trace_state? { states[tid] }
 }

@@ -1,6 +1,5 @@
 // The threads of one process that `--thread` picks and stallwatch watches from /proc: found again as threads come and
 // go, each judged by its own external watcher.
-import CStallwatchTrace
 import StallwatchCore
 
 /// One thread watched from outside: sampled from `/proc` (``ExternalWatcher``) or followed by the kernel trace
@@ -13,7 +12,8 @@ protocol OutsideWatcher: AnyObject {
     var notWatchedReason: String { get }
     /// How its stalls were seen.
     var mode: WatchMode { get }
-    func step(now: UInt64) -> [AgentMessage]?
+    /// Takes the reading due at `now` (a traced thread's from `reading`); nil once the thread is gone.
+    func step(now: UInt64, reading: KernelReading) -> [AgentMessage]?
     func gone(at now: UInt64) -> [AgentMessage]
 }
 
@@ -21,6 +21,7 @@ extension ExternalWatcher: OutsideWatcher {
     var isEventLoop: Bool { evidence.isEventLoop }
     var notWatchedReason: String { evidence.notWatchedReason }
     var mode: WatchMode { .external }
+    func step(now: UInt64, reading: KernelReading) -> [AgentMessage]? { step(now: now) }
 }
 
 extension TracedWatcher: OutsideWatcher {
@@ -187,17 +188,10 @@ final class ThreadWatchSet {
             messages += scan(now: now)
         }
         // The kernel's records of every followed thread, in one read, the first time a traced thread is due.
-        var traced: [Int32: sw_trace_state]?
+        let reading = KernelReading(trace)
         for tid in watchers.keys.sorted() {
             guard let watcher = watchers[tid], now >= watcher.nextWake else { continue }
-            let stepped: [AgentMessage]?
-            if let tracedWatcher = watcher as? TracedWatcher, let trace {
-                if traced == nil { traced = trace.states() }
-                stepped = tracedWatcher.step(now: now, state: traced?[tid])
-            } else {
-                stepped = watcher.step(now: now)
-            }
-            if let observed = stepped {
+            if let observed = watcher.step(now: now, reading: reading) {
                 if observed.contains(where: { if case .watching = $0 { true } else { false } }), isAgentThread(tid) {
                     // The agent's own thread, picked by `all` before it had named itself: stallwatch's, not a loop
                     // of the program's.

@@ -70,14 +70,9 @@ final class TracedWatcher {
     /// What the thread was seen doing while it was not yet known as a loop, for ``notWatchedReason``.
     private var evidence = EventLoopEvidence()
 
-    /// Reads the thread's record; nil once the thread is gone.
-    func step(now: UInt64) -> [AgentMessage]? {
-        step(now: now, state: trace.state(of: tid))
-    }
-
     /// Judges the thread's record as read (with every other thread's, in one batch); nil once the thread is gone.
-    func step(now: UInt64, state: sw_trace_state?) -> [AgentMessage]? {
-        guard let state else { return nil }
+    func step(now: UInt64, reading: KernelReading) -> [AgentMessage]? {
+        guard let state = reading.state(of: tid) else { return nil }
         nextWake = now + threshold
         // A loop at rest whose record did not change: nothing to judge, nothing to read, however many such threads
         // are followed (a pool's exit is found by the task list's next reading).

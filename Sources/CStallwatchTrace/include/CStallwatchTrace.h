@@ -22,8 +22,6 @@ int sw_trace_watch(struct sw_trace *trace, pid_t tid);
 int sw_trace_mark_waiting(struct sw_trace *trace, pid_t tid);
 /// Stops following `tid`.
 void sw_trace_unwatch(struct sw_trace *trace, pid_t tid);
-/// Copies `tid`'s state. Returns 0, or -ENOENT when it is not followed.
-int sw_trace_read(struct sw_trace *trace, pid_t tid, struct sw_trace_state *state);
 /// Copies every followed thread's state at once (one batch lookup, however many threads): up to `capacity` tids and
 /// states. Returns how many, or a negative errno.
 int sw_trace_read_all(struct sw_trace *trace, uint32_t *tids, struct sw_trace_state *states, uint32_t capacity);

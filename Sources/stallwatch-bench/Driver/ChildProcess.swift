@@ -162,3 +162,13 @@ private final class Watchdog: Sendable {
         }
     }
 }
+
+extension ChildProcess {
+    /// User plus system CPU seconds of this process's reaped children: what a child cost, read around its reaping.
+    static func childrenCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}

@@ -157,20 +157,13 @@ struct KernelSourceBenchmark {
 
     /// CPU seconds of one `stallwatch attach --thread SELECTOR --source kernel` session of `seconds`.
     private func attachCPU(_ selector: String, pid: pid_t, seconds: Double) throws(BenchError) -> Double {
-        let before = Self.childrenCPU()
+        let before = ChildProcess.childrenCPU()
         let attach = try ChildProcess([
             products.stallwatch, "attach", "--thread", selector, "--source", "kernel", "--format", "json",
             "--duration", "\(Int(seconds))s", String(pid),
         ])
         let status = try attach.wait(timeout: seconds + 60)
         guard status == 0 else { throw BenchError("stallwatch attach exited with \(status): \(attach.standardError)") }
-        return Self.childrenCPU() - before
-    }
-
-    private static func childrenCPU() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        return ChildProcess.childrenCPU() - before
     }
 }

@@ -137,25 +137,17 @@ struct LoopThreadsBenchmark {
 
     /// CPU seconds of one `stallwatch attach --thread SELECTOR` session of ``watchSeconds``.
     private func attachCPU(to pid: pid_t, selector: String) throws(BenchError) -> Double {
-        let before = Self.childrenCPU()
+        let before = ChildProcess.childrenCPU()
         let attach = try ChildProcess([
             products.stallwatch, "attach", "--thread", selector, "--format", "json", "--duration",
             "\(Int(Self.watchSeconds))s", String(pid),
         ])
         let status = try attach.wait(timeout: Self.watchSeconds + 30)
-        let cpu = Self.childrenCPU() - before
+        let cpu = ChildProcess.childrenCPU() - before
         // With the loops, every one must have been watched (none "not watched"); the main thread never is one.
         guard status == 0, ReportRecord.parse(attach.standardOutput).contains(where: { $0.event == "summary" }),
             selector == "main" || !attach.standardError.contains("not watched")
         else { throw BenchError("stallwatch attach exited with \(status): \(attach.standardError)") }
         return cpu
-    }
-
-    /// User plus system CPU seconds of this process's reaped children.
-    private static func childrenCPU() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
