@@ -91,7 +91,7 @@ enum LoopServer {
         #expect(refused.stderr.contains("--source kernel: kernel tracing is not available"), "\(refused.stderr)")
         #expect(refused.stderr.split(separator: "\n").count == 1, "one line: \(refused.stderr)")
         let fallback = try runStallwatch(
-            ["run", "--thread", "epoll-loop", "--format", "json", "--", server, "2", "1", "cpu:700:400"],
+            ["run", "--thread", "epoll-loop", "--format", "json", "--", server, "3", "1", "cpu:1500:400"],
             asUser: "nobody")
         #expect(fallback.status == 0, "\(fallback.stderr)")
         let warnings = try #require(try fallback.summary).warnings
