@@ -73,7 +73,10 @@ public enum HelpText {
                         "The workload uses a different Swift runtime; attach --mode agent: no agent answers."
                     ),
                     ("\(ExitCode.internalError)", "Internal error."),
-                    ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
+                    (
+                        "\(ExitCode.cannotCreateOutput)",
+                        "The --output or --junit file cannot be created or written, or --metrics cannot listen."
+                    ),
                     (
                         "\(ExitCode.reportsLost)",
                         "Reports were lost: writing --output or --junit failed, or its reader fell behind."

@@ -22,7 +22,7 @@ public final class MetricsEndpoint: @unchecked Sendable {
         public var message: String {
             let advice =
                 errno == EADDRINUSE
-                ? "the port is in use; choose another, or port 0 for any free one"
+                ? "choose another port, or port 0 for any free one"
                 : errno == EACCES ? "ports below 1024 need root; choose a higher one" : "choose another address"
             return "cannot serve metrics on \(address): \(call): \(String(cString: strerror(errno))); \(advice)"
         }

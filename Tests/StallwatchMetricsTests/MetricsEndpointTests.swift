@@ -108,7 +108,7 @@ import Testing
         } catch {
             #expect(error.errno == EADDRINUSE)
             #expect(error.message.contains("cannot serve metrics on 127.0.0.1:\(endpoint.address.port): bind:"))
-            #expect(error.message.contains("the port is in use"))
+            #expect(error.message.contains("Address already in use; choose another port"))
         }
     }
 
