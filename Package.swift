@@ -138,7 +138,9 @@ let package = Package(
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
         .testTarget(name: "StallwatchMetricsTests", dependencies: ["StallwatchMetrics", "StallwatchCore"]),
-        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
+        .testTarget(
+            name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector", "StallwatchMetrics"]
+        ),
         .testTarget(
             name: "StallwatchCollectorTests",
             dependencies: ["StallwatchCollector", "StallwatchCore", "StallwatchTestSupport"]
