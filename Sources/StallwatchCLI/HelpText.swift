@@ -128,6 +128,7 @@ public enum HelpText {
                 "stallwatch run -- ./MyDaemon --port 8080",
                 "stallwatch run --threshold 50ms --count 2 ./MyDaemon",
                 "stallwatch run --format json --output stalls.ndjson -- ./MyDaemon",
+                "stallwatch run --metrics :9464 --output stalls.ndjson -- ./MyDaemon",
             ]),
         ]
     )

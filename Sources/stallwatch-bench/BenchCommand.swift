@@ -32,8 +32,8 @@ enum BenchCommand {
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report; the default
-                        is all of them.
+                        overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report,
+                        metrics; the default is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
@@ -138,6 +138,7 @@ struct WorkloadOptions {
 struct DriverOptions {
     enum Section: String, CaseIterable {
         case overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report
+        case metrics
     }
 
     var rounds = 5
