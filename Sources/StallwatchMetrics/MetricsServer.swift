@@ -19,6 +19,10 @@ struct MetricsServer {
     let wake: Int32
     let render: @Sendable () -> String
     private var connections: [Connection] = []
+    /// Until when the listening socket is left alone: after `accept` failed for want of descriptors or memory, the
+    /// socket stays readable, and polling it again at once would spin.
+    private var acceptPausedUntil: UInt64 = 0
+    static let acceptPause: UInt64 = 100_000_000
 
     init(listening: Int32, wake: Int32, render: @escaping @Sendable () -> String) {
         self.listening = listening
@@ -30,7 +34,8 @@ struct MetricsServer {
     mutating func run() {
         defer { for connection in connections { close(connection.descriptor) } }
         while true {
-            let accepting = connections.count < MetricsEndpoint.maximumConnections
+            let accepting =
+                connections.count < MetricsEndpoint.maximumConnections && monotonicNow() >= acceptPausedUntil
             var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             if accepting { descriptors.append(pollfd(fd: listening, events: Int16(POLLIN), revents: 0)) }
             let first = descriptors.count
@@ -60,7 +65,8 @@ struct MetricsServer {
 
     /// Milliseconds until the first connection's deadline (rounded up); -1 (no limit) without connections.
     private func pollTimeout(now: UInt64) -> Int32 {
-        guard let deadline = connections.map(\.deadline).min() else { return -1 }
+        let paused = acceptPausedUntil > now ? [acceptPausedUntil] : []
+        guard let deadline = (connections.map(\.deadline) + paused).min() else { return -1 }
         let remaining: UInt64 = deadline > now ? deadline - now : 0
         return Int32(min(remaining / 1_000_000 + 1, 60_000))
     }
@@ -69,7 +75,12 @@ struct MetricsServer {
     private mutating func acceptWaiting() {
         while connections.count < MetricsEndpoint.maximumConnections {
             let descriptor = sw_accept_nonblocking(listening)
-            guard descriptor >= 0 else { return }
+            guard descriptor >= 0 else {
+                if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED {
+                    acceptPausedUntil = monotonicNow() + Self.acceptPause
+                }
+                return
+            }
             connections.append(
                 Connection(descriptor: descriptor, deadline: monotonicNow() + MetricsEndpoint.connectionTimeout))
         }

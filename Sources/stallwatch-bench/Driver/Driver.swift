@@ -25,7 +25,7 @@ struct Driver {
                 case .soak: try SoakBenchmark(products: products).run()
                 case .report: try ReportBenchmark(products: products).run()
                 case .metrics:
-                    try MetricsBenchmark(products: products, rounds: options.rounds, seconds: options.seconds).run()
+                    try MetricsBenchmark(products: products, rounds: options.rounds).run()
                 }
             for table in report.tables { BenchOutput.line(table.rendered + "\n") }
             if !report.lines.isEmpty { BenchOutput.line(report.lines.joined(separator: "\n") + "\n") }
