@@ -104,14 +104,18 @@ struct MetricsBenchmark {
                 "workload", "not scraped", "scraped/not scraped", "scraped/not scraped, wall clock", "scrapes",
                 "scrape round trip, median [max]", "target", "result",
             ])
-        // No measurable cost: the rounds' ratios reach 1 (or the median is within a percent of it).
+        // No measurable cost: the median ratio within 2 % of 1, the tight loop's own run-to-run noise being wider.
+        let target = 0.98
         let check = TargetCheck(
-            "tight-loop throughput, scraped/not scraped", measured: spread(perCPU), target: "no measurable cost",
-            met: (perCPU.max() ?? 0) >= 1 || perCPU.median >= 0.99,
-            limit: "a scrape renders on stallwatch's endpoint thread, in stallwatch's process, not the workload's")
+            "tight-loop throughput, scraped/not scraped", measured: spread(perCPU),
+            target: "≥ \(Format.fixed(target, 2))", met: perCPU.median >= target,
+            withinNoise: (perCPU.min() ?? 0) < target && target <= (perCPU.max() ?? 0),
+            limit: "a scrape renders on stallwatch's endpoint thread, in stallwatch's process, not the workload's;"
+                + " on a shared machine, the noise of the moment")
         table.add([
             BenchCommand.Workload.tightLoop.rawValue,
-            Format.rate(pairs.map { $0.quiet.perCPUSecond }.median), spread(perCPU), spread(wall), "\(roundTrips.count)",
+            Format.rate(pairs.map { $0.quiet.perCPUSecond }.median), spread(perCPU), spread(wall),
+            "\(roundTrips.count)",
             "\(Format.fixed(roundTrips.median * 1000, 2)) ms [\(Format.fixed((roundTrips.max() ?? 0) * 1000, 2)) ms]",
             check.target, check.verdict,
         ])
