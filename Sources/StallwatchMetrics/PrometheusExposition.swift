@@ -31,8 +31,8 @@ public enum PrometheusExposition {
         let busy = BusyPeriodBuckets.cumulative(metrics.allBusyPeriods)
         family(
             &text, "stallwatch_loop_busy_seconds", type: "histogram",
-            help: "Busy periods of the watched run loops, waking to sleeping (each counted within 6.25 % of its"
-                + " length; the sum estimated as precisely).")
+            help: "Busy periods of the watched processes' main run loops, waking to sleeping (each counted within"
+                + " 6.25 % of its length; the sum estimated as precisely).")
         buckets(&text, "stallwatch_loop_busy_seconds", bounds: BusyPeriodBuckets.bounds, cumulative: busy.counts)
         text += "stallwatch_loop_busy_seconds_sum \(number(busy.sumSeconds))\n"
         text += "stallwatch_loop_busy_seconds_count \(busy.count)\n"

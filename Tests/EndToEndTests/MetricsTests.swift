@@ -25,7 +25,7 @@ func httpBody(_ answer: String) -> String {
 /// `stallwatch run --metrics ADDRESS --format json -- sh -c 'stallwatch-demo …; sleep TAIL'`: stalls, then an idle
 /// tail, so that a scrape comes after the last stall was detected.
 func metricsRun(address: String, stalls: Int, tail: String = "1") throws -> RunningStallwatch {
-    let demo = "\"$0\" --stalls \(stalls) --duration 400ms --period 800ms; sleep \(tail)"
+    let demo = "\"$0\" --stalls \(stalls) --duration 500ms --period 900ms; sleep \(tail)"
     return try RunningStallwatch([
         "run", "--metrics", address, "--format", "json", "--", "/bin/sh", "-c", demo, Products.demo,
     ])
@@ -70,13 +70,16 @@ func servedPort(_ run: RunningStallwatch) -> UInt16? {
         let stalledAtSomePoint = scrapes.compactMap {
             exposedSamples(httpBody($0))["stallwatch_stalled_seconds{thread=\"main\"}"]
         }
-        #expect(stalledAtSomePoint.contains { $0 >= 0.2 && $0 < 1 }, "\(stalledAtSomePoint)")
+        // Detected at 240 ms, over at 500 ms; under a sanitizer the scrapes may come late.
+        if Sanitizer.timingIsMeasurable {
+            #expect(stalledAtSomePoint.contains { $0 >= 0.2 && $0 < 1 }, "\(stalledAtSomePoint)")
+        }
         #expect(scrapes.contains { exposedSamples(httpBody($0))["stallwatch_watched_threads"] == 1 })
         // Counted at detection: a scrape during a stall already counts it, though it has not ended.
         let during = scrapes.map { exposedSamples(httpBody($0)) }.filter {
             ($0["stallwatch_stalled_seconds{thread=\"main\"}"] ?? 0) > 0
         }
-        #expect(!during.isEmpty)
+        #expect(!during.isEmpty || !Sanitizer.timingIsMeasurable)
         for scrape in during {
             let counted = scrape["stallwatch_stalls_total{thread=\"main\"}"] ?? 0
             let ended = scrape["stallwatch_stall_duration_seconds_count"] ?? 0
