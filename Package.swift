@@ -133,7 +133,7 @@ let package = Package(
             name: "stallwatch-fuzz",
             dependencies: [
                 "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "StallwatchAggregate",
-                "StallwatchExport", "CStallwatchElf", "CStallwatchSystem",
+                "StallwatchExport", "StallwatchMetrics", "CStallwatchElf", "CStallwatchSystem",
             ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
