@@ -92,6 +92,31 @@ func servedPort(_ run: RunningStallwatch) -> UInt16? {
         #expect(FreePort.get(port: port) == nil)
     }
 
+    /// `attach` from outside serves the same: its counter ends equal to the stalls its summary counts.
+    @Test func attachServesItsMetricsToo() throws {
+        let demo = try RunningDemo([
+            "--scenario", "sleep", "--stalls", "3", "--duration", "500ms", "--period", "1200ms",
+        ])
+        let watch = try RunningStallwatch([
+            "attach", "--mode", "external", "--metrics", "127.0.0.1:0", "--format", "json", String(demo.pid),
+        ])
+        let port = try #require(servedPort(watch), "stallwatch never said where it serves")
+        var last: String?
+        while watch.process.isRunning {
+            if let answer = FreePort.get(port: port), answer.hasPrefix("HTTP/1.1 200 OK") { last = httpBody(answer) }
+            usleep(100_000)
+        }
+        demo.waitForExit()
+        let result = try #require(watch.result(timeout: 30))
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try #require(try result.summary)
+        #expect(summary.stalls >= 2, "the demo's stalls after the attach: \(result.stderr)")
+        let samples = exposedSamples(try #require(last, "no scrape answered"))
+        #expect(samples["stallwatch_stalls_total{thread=\"main\"}"] == Double(summary.stalls))
+        #expect(samples["stallwatch_watched_threads"] == 1, "the demo's main thread, from /proc")
+        try expectPromtoolAccepts(try #require(last))
+    }
+
     @Test func badAddressesAndPortsInUseStopBeforeTheWorkloadStarts() throws {
         for bad in ["9464", "localhost", ":99999", "example.com:9464", "[::1:9464", ""] {
             let result = try runStallwatch(["run", "--metrics", bad, "--", "/bin/sh", "-c", "echo ran"])
