@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "CStallwatchAgentSupport.h"
+#include "CStallwatchLoopModel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -197,9 +198,8 @@ static int unwind_context(ucontext_t *context, int signal_frame, uint64_t *out, 
         int stepped = unwinder.step(&cursor);
         if (hints != NULL) {
             if (stepped <= 0 || unwinder.get_reg(&cursor, UNW_X86_64_RSP, &caller_sp) < 0) caller_sp = 0;
-            // swiftc's async frame record on Linux: the frame pointer 16 bytes below the CFA, the context below it.
-            int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
-            hints[2 * (n - 1)] = has_record ? *(const uint64_t *)(uintptr_t)(fp - 8) : 0;
+            int has_record = sw_has_async_frame_record(fp, sp, caller_sp);
+            hints[2 * (n - 1)] = has_record ? *(const uint64_t *)(uintptr_t)sw_async_context_slot(fp) : 0;
             hints[2 * (n - 1) + 1] = r14;
         }
         if (stepped <= 0) break;
@@ -216,8 +216,8 @@ static _Atomic int requested_max;
 static _Atomic unsigned requested_generation;  // bumped per request; 0 is never used
 static _Atomic unsigned answered_generation;
 static _Atomic unsigned buffer_writer;         // generation writing `frames`, 0 = none
-static uint64_t frames[SW_AGENT_MAX_FRAMES];
-static uint64_t frame_hints[2 * SW_AGENT_MAX_FRAMES];
+static uint64_t frames[SW_IN_PROCESS_MAX_FRAMES];
+static uint64_t frame_hints[2 * SW_IN_PROCESS_MAX_FRAMES];
 static int frame_count;
 static uint64_t handler_ns;
 
@@ -313,7 +313,7 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hi
     if (signal_number == 0) return failure(-EINVAL, "in-process capture is not prepared");
     if (addresses == NULL || max_frames <= 0 || tid <= 0) return failure(-EINVAL, "invalid argument");
     if (tid == sw_agent_gettid()) return failure(-EDEADLK, "a thread cannot capture itself this way");
-    if (max_frames > SW_AGENT_MAX_FRAMES) max_frames = SW_AGENT_MAX_FRAMES;
+    if (max_frames > SW_IN_PROCESS_MAX_FRAMES) max_frames = SW_IN_PROCESS_MAX_FRAMES;
     if (timeout_ms <= 0) timeout_ms = 1000;
 
     pthread_mutex_lock(&capture_lock);

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "CStallwatchUnwind.h"
 #include "sw_unwind_internal.h"
+#include "sw_capture_rules.h"
 
 #include <errno.h>
 #include <libunwind-ptrace.h>
@@ -392,15 +393,14 @@ static int step_by_frame_pointer(sw_remote_sampler *s, uint64_t values[17]) {
 
 /// Where frame `index` of a Swift async function keeps its async context (see `sw_remote_capture`): the slot of its
 /// async frame record, read now (the stack changes once the thread runs), and its r14. `values` are the frame's
-/// registers and `caller_sp` its canonical frame address (0 if the walk ends here). The record is recognised by its
-/// shape, which swiftc emits on Linux without the flag bit Darwin sets in the saved frame pointer: the frame
-/// pointer points at the saved one, 16 bytes below the frame's CFA, and the context is the word below.
+/// registers and `caller_sp` its canonical frame address (0 if the walk ends here); the record is recognised by its
+/// shape (sw_has_async_frame_record).
 static void note_context_hints(sw_remote_sampler *s, uint64_t *hints, int index, const uint64_t values[17],
                                uint64_t caller_sp) {
     if (hints == NULL) return;
     uint64_t fp = values[6], sp = values[7], slot = 0;
-    int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
-    if (has_record && read_stack_word(s, fp - 8, &slot) != 0) slot = 0;
+    int has_record = sw_has_async_frame_record(fp, sp, caller_sp);
+    if (has_record && read_stack_word(s, sw_async_context_slot(fp), &slot) != 0) slot = 0;
     hints[2 * index] = slot;
     hints[2 * index + 1] = values[14];
 }

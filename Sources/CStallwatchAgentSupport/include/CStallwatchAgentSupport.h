@@ -13,9 +13,6 @@
 extern "C" {
 #endif
 
-/// Most frames one in-process capture returns.
-#define SW_AGENT_MAX_FRAMES 512
-
 /// The real-time signal used for captures unless told otherwise: SIGRTMIN + 5.
 int sw_agent_default_capture_signal(void);
 
