@@ -32,7 +32,8 @@ let package = Package(
             dependencies: ["CLibunwind", "CStallwatchLoopModel"],
             linkerSettings: [.linkedLibrary("lzma")]
         ),
-        // The agent's C half: load-time constructor and the async-signal-safe in-process stack capture.
+        // The agent's C half: the load hook, the stand-ins for CoreFoundation's run loop and libdispatch (originals
+        // found one way), the activity boards and their publishers, and the async-signal-safe in-process capture.
         // It never links libunwind (that would interpose _Unwind_* in the workload); it dlopens it locally.
         .target(
             name: "CStallwatchAgentSupport",

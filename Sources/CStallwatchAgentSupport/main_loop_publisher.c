@@ -32,8 +32,7 @@ void sw_main_loop_publisher_start(sw_mode_index_named_fn index_named, sw_current
 }
 
 void sw_main_loop_publisher_stop_runs(void) {
-    atomic_fetch_or_explicit(&sw_main_loop_board()->slow_reasons, sw_board_slow_runs_unpublished,
-                             memory_order_release);
+    atomic_fetch_or_explicit(&sw_main_loop_board()->slow_reasons, sw_board_slow_runs_unpublished, memory_order_release);
 }
 
 void sw_main_loop_modes_changed(void) {
@@ -106,8 +105,10 @@ void sw_main_loop_first_observer(void *observer, unsigned long activity, void *i
 
 void sw_main_loop_last_observer(void *observer, unsigned long activity, void *info) {
     (void)observer;
+    (void)activity;
     (void)info;
-    observe(activity, 1);
+    // Asked for beforeWaiting alone (RunLoopObservers.lastActivities): what the table gives it, with no test.
+    observe(sw_cf_activity_before_waiting, 1);
 }
 
 void sw_main_loop_progress(void) {

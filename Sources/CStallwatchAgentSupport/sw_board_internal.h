@@ -5,20 +5,10 @@
 
 #include "CStallwatchLoopModel.h"
 #include "sw_activity_board.h"
+#include "sw_agent_internal.h"
 
 #include <stdatomic.h>
 #include <time.h>
-
-// Always inlined, in debug builds too: publishing must stay one function whose only calls are its rare paths.
-#define SW_INLINE static inline __attribute__((always_inline))
-
-// A rare path the hot paths call: out of line and, where the compiler can, saving every register it uses, so that a
-// caller keeps its own values in registers across the call instead of saving them on every pass.
-#if defined(__has_attribute) && __has_attribute(preserve_most)
-#define SW_RARE __attribute__((noinline, preserve_most, visibility("hidden")))
-#else
-#define SW_RARE __attribute__((noinline, visibility("hidden")))
-#endif
 
 // The packed word (sw_packed_activity.h) holds the board clock's reading as its stamp: ticks of the time-stamp
 // counter (wrapping after 2^56, some 300 days at 3 GHz) or CLOCK_MONOTONIC nanoseconds (2.3 years); either is
@@ -62,7 +52,7 @@ struct sw_activity_board {
 
 /// Nanoseconds per tick of the time-stamp counter, in 32.32 fixed point: refined by every read of a board, used by
 /// the loop thread to turn a busy period into nanoseconds.
-extern _Atomic uint64_t sw_board_nanoseconds_per_tick_q32 __attribute__((visibility("hidden")));
+extern _Atomic uint64_t sw_board_nanoseconds_per_tick_q32 SW_HIDDEN;
 
 SW_INLINE uint64_t sw_board_counter(void) {
 #if defined(__x86_64__)
@@ -80,8 +70,7 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
 
 /// Makes `board` (zeroed, but for slow reasons it starts with, which it keeps) a board on the counter if `counter`
 /// (and the counter is usable), else on CLOCK_MONOTONIC.
-__attribute__((visibility("hidden"))) void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods,
-                                                               int counter);
+SW_HIDDEN void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods, int counter);
 
 /// Rare (once per busy period that ends in sleep), so out of line.
 SW_RARE void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);

@@ -11,7 +11,7 @@
 /// The main loop's board, for the life of the process (sw_main_loop_board): at a fixed address, so that the run
 /// hooks reach it with no load, and whether runs publish is one of its slow reasons
 /// (sw_board_slow_runs_unpublished), tested with the rest.
-extern sw_activity_board sw_main_board __attribute__((visibility("hidden")));
+extern sw_activity_board sw_main_board SW_HIDDEN;
 
 /// The main thread's publishing state (the agent runs one monitor). Written on the main thread alone, but for the
 /// atomics, which the watcher sets.
@@ -34,7 +34,7 @@ struct sw_main_loop_publisher {
     sw_current_mode_index_fn current_mode_index;
 };
 
-extern struct sw_main_loop_publisher sw_main_publisher __attribute__((visibility("hidden")));
+extern struct sw_main_loop_publisher sw_main_publisher SW_HIDDEN;
 
 /// The entry state of a run in `mode` (the name it was asked for), when that is not the last one seen. Rare.
 SW_RARE uint8_t sw_main_entry_state_asked(void *mode);

@@ -32,8 +32,8 @@ enum { SW_PHASE_COUNT = sw_phase_task + 1 };
 SW_MODEL_INLINE int sw_phase_is_defined(uint8_t value) { return value < SW_PHASE_COUNT; }
 
 /// The phases in which a loop that does not move counts toward a stall (`LoopPhase.isBusy`), one bit each.
-#define SW_BUSY_PHASES                                                                                                \
-    (1u << sw_phase_entry | 1u << sw_phase_before_sources | 1u << sw_phase_before_waiting |                          \
+#define SW_BUSY_PHASES                                                                                                 \
+    (1u << sw_phase_entry | 1u << sw_phase_before_sources | 1u << sw_phase_before_waiting |                            \
      1u << sw_phase_after_waiting | 1u << sw_phase_main_queue | 1u << sw_phase_outside_loop | 1u << sw_phase_task)
 
 /// Whether `phase` (any number below 16) is busy.
@@ -45,13 +45,16 @@ SW_MODEL_INLINE int sw_phase_is_busy(uint8_t phase) { return (SW_BUSY_PHASES >> 
 
 _Static_assert((sw_phase_not_started & SW_PHASE_INSIDE_LOOP_BITS) == 0, "notStarted is outside every loop");
 _Static_assert((sw_phase_outside_loop & SW_PHASE_INSIDE_LOOP_BITS) == 0, "outsideLoop is outside every loop");
-_Static_assert((sw_phase_entry & SW_PHASE_INSIDE_LOOP_BITS) && (sw_phase_before_sources & SW_PHASE_INSIDE_LOOP_BITS) &&
-                   (sw_phase_before_waiting & SW_PHASE_INSIDE_LOOP_BITS) &&
-                   (sw_phase_sleeping & SW_PHASE_INSIDE_LOOP_BITS) &&
-                   (sw_phase_after_waiting & SW_PHASE_INSIDE_LOOP_BITS) &&
-                   (sw_phase_exit & SW_PHASE_INSIDE_LOOP_BITS) && (sw_phase_main_queue & SW_PHASE_INSIDE_LOOP_BITS) &&
-                   (sw_phase_task & SW_PHASE_INSIDE_LOOP_BITS),
-               "every other phase is inside a loop");
+#define SW_INSIDE_A_LOOP(phase) _Static_assert(((phase)&SW_PHASE_INSIDE_LOOP_BITS) != 0, #phase " is in a loop")
+SW_INSIDE_A_LOOP(sw_phase_entry);
+SW_INSIDE_A_LOOP(sw_phase_before_sources);
+SW_INSIDE_A_LOOP(sw_phase_before_waiting);
+SW_INSIDE_A_LOOP(sw_phase_sleeping);
+SW_INSIDE_A_LOOP(sw_phase_after_waiting);
+SW_INSIDE_A_LOOP(sw_phase_exit);
+SW_INSIDE_A_LOOP(sw_phase_main_queue);
+SW_INSIDE_A_LOOP(sw_phase_task);
+#undef SW_INSIDE_A_LOOP
 _Static_assert(SW_PHASE_COUNT <= 16, "a phase fits its four bits");
 
 /// Whether a thread in `state` (a state byte, see sw_packed_activity.h) is outside every loop.
