@@ -32,8 +32,8 @@
 enum {
     PAGE = 4096,
     CACHED_PAGES = 32,
-    SPIN_NS = 15000,   // busy-poll this long for the stop before sleeping between polls
-    POLL_NS = 10000,   // then poll this often
+    SPIN_NS = 15000,  // busy-poll this long for the stop before sleeping between polls
+    POLL_NS = 10000,  // then poll this often
 };
 
 /// A page of the target's memory (its stack, or an unwind table). Valid only while the thread stays
@@ -46,12 +46,12 @@ typedef struct {
 struct sw_remote_sampler {
     unw_addr_space_t space;
     unw_accessors_t accessors;
-    int pid;              // the process the caches describe, 0 = none
-    int images_stale;     // a frame lay outside every known image: re-read the maps next time
+    int pid;                 // the process the caches describe, 0 = none
+    int images_stale;        // a frame lay outside every known image: re-read the maps next time
     int tables_from_memory;  // look unwind tables up in the target's memory first, opening no files
     int file_table_lookups;  // during an unwind: lookups answered from images' files
-    int pending_tid;      // a thread still owed a PTRACE_DETACH after a timeout, 0 = none
-    void *upt;            // _UPT_create(tid) for the thread being captured: registers, memory, fallback
+    int pending_tid;         // a thread still owed a PTRACE_DETACH after a timeout, 0 = none
+    void *upt;               // _UPT_create(tid) for the thread being captured: registers, memory, fallback
     int upt_tid;
     sw_vdso_target vdso;
     sw_images images;
@@ -81,8 +81,7 @@ static uint64_t now_ns(void) {
 
 static __thread sw_remote_sampler *unwinding;
 
-static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info,
-                             void *arg) {
+static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
     sw_remote_sampler *s = unwinding;
     if (s == NULL) return _UPT_find_proc_info(as, ip, pi, need_unwind_info, arg);
     if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end)
@@ -198,9 +197,7 @@ sw_remote_sampler *sw_remote_sampler_create(void) {
     return s;
 }
 
-void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *s) {
-    s->tables_from_memory = 1;
-}
+void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *s) { s->tables_from_memory = 1; }
 
 void sw_remote_sampler_flush(sw_remote_sampler *s) {
     unw_flush_cache(s->space, 0, 0);

@@ -55,8 +55,6 @@ SW_MODEL_INLINE sw_loop_phase sw_activity_phase(sw_loop_activity activity) {
 
 /// Whether an observed activity is stamped by the precise clock: all but `beforeSources`, which a loop that never
 /// sleeps reports at every iteration, and which reads the coarse one where the board's clock is CLOCK_MONOTONIC.
-SW_MODEL_INLINE int sw_activity_is_precise(sw_loop_activity activity) {
-    return activity != sw_activity_before_sources;
-}
+SW_MODEL_INLINE int sw_activity_is_precise(sw_loop_activity activity) { return activity != sw_activity_before_sources; }
 
 #endif

@@ -21,13 +21,12 @@ _Static_assert(SW_PACKED_STAMP_BITS == 56 && SW_PACKED_STATE_BITS == 8, "the 56/
 
 /// The state byte of `phase` in `mode` (the mode's low four bits).
 SW_MODEL_INLINE uint8_t sw_packed_state(uint8_t phase, uint8_t mode) {
-    return (uint8_t)((mode & SW_PACKED_MODE_LIMIT) << SW_PACKED_PHASE_BITS | (phase & ((1u << SW_PACKED_PHASE_BITS) - 1)));
+    return (uint8_t)((mode & SW_PACKED_MODE_LIMIT) << SW_PACKED_PHASE_BITS |
+                     (phase & ((1u << SW_PACKED_PHASE_BITS) - 1)));
 }
 
 /// A state's phase (a sw_loop_phase's number, or an unknown one from a damaged word).
-SW_MODEL_INLINE uint8_t sw_packed_state_phase(uint8_t state) {
-    return state & ((1u << SW_PACKED_PHASE_BITS) - 1);
-}
+SW_MODEL_INLINE uint8_t sw_packed_state_phase(uint8_t state) { return state & ((1u << SW_PACKED_PHASE_BITS) - 1); }
 
 /// A state's mode.
 SW_MODEL_INLINE uint8_t sw_packed_state_mode(uint8_t state) { return state >> SW_PACKED_PHASE_BITS; }
@@ -38,9 +37,7 @@ SW_MODEL_INLINE uint8_t sw_packed_state_moved(uint8_t state, uint8_t phase) {
 }
 
 /// The word of `state` stamped `stamp` (its low 56 bits).
-SW_MODEL_INLINE uint64_t sw_packed_word(uint64_t stamp, uint8_t state) {
-    return stamp << SW_PACKED_STATE_BITS | state;
-}
+SW_MODEL_INLINE uint64_t sw_packed_word(uint64_t stamp, uint8_t state) { return stamp << SW_PACKED_STATE_BITS | state; }
 
 /// A word's state (its low byte) and its stamp (the 56 bits above).
 SW_MODEL_INLINE uint8_t sw_packed_word_state(uint64_t word) { return (uint8_t)word; }
