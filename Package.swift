@@ -29,18 +29,21 @@ let package = Package(
         // Remote (ptrace) unwinding: unw_* are C macros, so every libunwind call lives here.
         .target(
             name: "CStallwatchUnwind",
-            dependencies: ["CLibunwind"],
+            dependencies: ["CLibunwind", "CStallwatchLoopModel"],
             linkerSettings: [.linkedLibrary("lzma")]
         ),
-        // The agent's C half: load-time constructor and the async-signal-safe in-process stack capture.
+        // The agent's C half: the load hook, the stand-ins for CoreFoundation's run loop and libdispatch (originals
+        // found one way), the activity boards and their publishers, and the async-signal-safe in-process capture.
         // It never links libunwind (that would interpose _Unwind_* in the workload); it dlopens it locally.
         .target(
             name: "CStallwatchAgentSupport",
-            dependencies: ["CStallwatchNesting"],
+            dependencies: ["CStallwatchLoopModel"],
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        // The run-loop nesting model in C (header only): Core's `RunLoopNesting` and the agent's C hot path share it.
-        .target(name: "CStallwatchNesting"),
+        // The loop model in C (header only), defined once for both languages: phases and which are busy, the packed
+        // activity word, the histogram's buckets, the run-loop nesting model, what the observers' activities move it
+        // to, and the capture rules both captures share. Core reads it; the agent's C hot path inlines it.
+        .target(name: "CStallwatchLoopModel"),
         // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the collector only.
         .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
         // The kernel trace source: the BPF program that follows watched threads in and out of their loop's waits
@@ -54,7 +57,7 @@ let package = Package(
         // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
         .target(name: "StallwatchSystem", dependencies: ["CStallwatchSystem"]),
         // Value types and pure logic: settings, the stall detector, reports and what they are built from.
-        .target(name: "StallwatchCore", dependencies: ["CStallwatchNesting"]),
+        .target(name: "StallwatchCore", dependencies: ["CStallwatchLoopModel"]),
         // In the workload: run-loop observers, the watcher thread, in-process capture. Links only the image map and
         // the in-process symbolicator, never the readers of target files.
         .target(
