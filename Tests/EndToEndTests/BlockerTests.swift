@@ -1,5 +1,5 @@
 // Who blocked it: a stalled event loop blocked on a mutex names the holder (tid, name, what it does, its stack); a PI
-// mutex its holder from the futex word; an ABBA deadlock is one deadlock record with each thread, lock and holder
+// mutex and Swift's Synchronization.Mutex their holder from the futex word; an ABBA deadlock is one deadlock record with each thread, lock and holder
 // right, DEADLOCK in text and a broken budget; a wait for a child names the child, a wait for any child every child.
 import Foundation
 import StallwatchCore
@@ -77,6 +77,45 @@ enum Blockers {
         #expect(blocker.lockKind == "piMutex")
         #expect(blocker.futexOp == "FUTEX_LOCK_PI_PRIVATE")
         try expectTheSleepingHolder(blocker, stderr: result.stderr)
+    }
+
+    /// Swift's `Synchronization.Mutex` on Linux is a PI futex of its own: no pthread frame, the owner in the word.
+    @Test func aSwiftMutexNamesItsHolderFromTheFutexWord() throws {
+        let program = try compileSwift(
+            """
+            import Foundation
+            import Synchronization
+
+            let mutex = Mutex(0)
+            let go = DispatchSemaphore(value: 0)
+            let taken = DispatchSemaphore(value: 0)
+            @inline(never) func holdWhileSleeping() {
+                go.wait()
+                mutex.withLock { value in
+                    taken.signal()
+                    usleep(900_000)
+                    value += 1
+                }
+            }
+            @inline(never) func waitForHolder() { mutex.withLock { value in value += 1 } }
+            Thread { holdWhileSleeping() }.start()
+            let timer = Timer(fire: Date().addingTimeInterval(0.4), interval: 0, repeats: false) { _ in
+                go.signal()
+                taken.wait()
+                waitForHolder()
+            }
+            RunLoop.main.add(timer, forMode: .default)
+            RunLoop.main.run(until: Date().addingTimeInterval(2))
+            """, name: "swift-mutex")
+        let result = try runStallwatch(["run", "--format", "json", "--", program])
+        #expect(result.status == 0, "\(result.stderr)")
+        let stall = try onlyStall(result, in: "waitForHolder()")
+        let blocker = try #require(stall.blocker.value)
+        #expect(blocker.lockKind == "piFutex" && blocker.futexOp == "FUTEX_LOCK_PI_PRIVATE", "\(blocker.summary)")
+        let holder = try #require(blocker.holder.value, "note: \(blocker.note)")
+        #expect(holder.tid != stall.pid)
+        #expect(holder.symbols.contains("holdWhileSleeping()"), "\(holder.symbols)")
+        #expect(holder.doing.value?.contains("nanosleep") == true)
     }
 
     @Test func anABBADeadlockIsOneRecordWithEachThreadItsLockAndHolder() throws {
