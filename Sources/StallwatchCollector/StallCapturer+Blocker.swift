@@ -8,12 +8,16 @@ extension StallCapturer {
     /// Threads followed at most from the stalled thread: each costs a capture (a tenth of a millisecond stopped,
     /// warm), and chains of locks longer than this are rare.
     static let longestChain = 6
+    /// No further holder is captured once a search has taken this long: a holder that is slow to stop (in an
+    /// uninterruptible wait) must not hold the collector's loop for a capture timeout per link.
+    static let searchBudget: UInt64 = 25_000_000
 
     /// One search: the process, the threads met so far (a thread met again closes a cycle), how tids read from the
     /// process's memory map to its threads, and its memory.
     struct BlockerSearch {
         let pid: Int32
         let memory: ProcessMemory
+        let started = monotonicNow()
         var visited: [Int32]
         /// Tids the process named, resolved once each.
         var resolved: [Int32: Int32?] = [:]
@@ -36,9 +40,9 @@ extension StallCapturer {
     /// deadlock its chain of holders closes, if it closes one. Every read is bounded and checked: a value that does not
     /// check out gives a note, never a holder.
     func findBlocker(_ stall: inout OpenStall, tid: Int32, call: SyscallReading, frames: [Frame]) {
-        let started = monotonicNow()
         let pid = stall.assembler.report.pid
         var search = BlockerSearch(pid: pid, stalledTid: tid)
+        let started = search.started
         guard let blocker = blocker(of: tid, call: call, frames: frames, search: &search, stall: &stall) else { return }
         stall.assembler.note(blocker: blocker, searchNanoseconds: monotonicNow() - started)
         let report = stall.assembler.report
@@ -84,6 +88,11 @@ extension StallCapturer {
         let blocked = state?.waitReason == .lock || state?.waitReason == .child
         let call = blocked ? ThreadInspector.syscallReading(pid: pid, tid: tid) : nil
         var thread = BlockingThread(tid: tid, name: name, state: state)
+        let elapsed = monotonicNow() - search.started
+        guard elapsed < Self.searchBudget else {
+            thread.stackNote = "not captured: the search had taken \(elapsed / 1_000_000) ms already"
+            return thread
+        }
         do {
             let stack = try sampler.capture(pid: pid, tid: tid, maxFrames: maxFrames)
             let images = self.images(for: &stall, covering: stack.addresses)

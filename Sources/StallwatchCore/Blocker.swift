@@ -143,7 +143,7 @@ public struct BlockingThread: Equatable, Sendable {
     public var activity: String {
         guard let state else { return "state unknown" }
         if state.isRunning { return "running" }
-        let call = state.syscall ?? state.waitChannel
+        let call = state.waitingCall
         switch state.waitReason {
         case .sleep: return "sleeping" + (call.map { " in \($0)" } ?? "")
         case .lock: return "blocked on a lock" + (call.map { " (\($0))" } ?? "")

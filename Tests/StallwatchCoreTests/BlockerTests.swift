@@ -163,3 +163,30 @@ func frames(_ symbols: String...) -> [Frame] {
         )
     }
 }
+
+@Suite struct BlockingThreadTests {
+    @Test func whatAHolderDoesIsSaidInWords() {
+        func activity(_ state: ThreadState?) -> String { BlockingThread(tid: 2, name: "t", state: state).activity }
+        #expect(activity(ThreadState(state: "R")) == "running")
+        #expect(activity(ThreadState(state: "S", syscall: "clock_nanosleep")) == "sleeping in clock_nanosleep")
+        #expect(activity(ThreadState(state: "S", syscall: "futex")) == "blocked on a lock (futex)")
+        #expect(activity(ThreadState(state: "S", syscall: "read")) == "waiting for I/O in read")
+        #expect(activity(nil) == "state unknown")
+        // A holder stopped before (a ptrace stop interrupted its sleep) shows restart_syscall: its wait channel says.
+        #expect(
+            activity(ThreadState(state: "S", syscall: "restart_syscall", waitChannel: "hrtimer_nanosleep"))
+                == "sleeping in hrtimer_nanosleep")
+        #expect(
+            ChildProcess(pid: 3, name: "c", commandLine: nil, state: ThreadState(state: "Z")).activity.contains(
+                "zombie"))
+    }
+
+    @Test func theFirstBlockerFoundIsKept() {
+        var assembler = StallAssemblerTests().assembler()
+        let first = Blocker.lock(LockWait(kind: .mutex, address: 0x10, operation: "FUTEX_WAIT"))
+        assembler.note(blocker: first, searchNanoseconds: 500_000)
+        assembler.note(blocker: .lock(LockWait(kind: .semaphore, address: 0x20, operation: "FUTEX_WAIT")))
+        #expect(assembler.report.blocker == first)
+        #expect(assembler.report.blockerSearchNanoseconds == 500_000)
+    }
+}
