@@ -52,9 +52,11 @@ public enum LockClassifier {
         return .futex
     }
 
-    /// `___pthread_mutex_lock` → `pthread_mutex_lock`, `__futex_abstimed_wait_common64` → `futex_abstimed_wait_common`.
+    /// `___pthread_mutex_lock` → `pthread_mutex_lock`, `__futex_abstimed_wait_common64` → `futex_abstimed_wait_common`,
+    /// `__new_sem_wait_slow64.constprop.0` → `new_sem_wait_slow` (GCC's clones: `.constprop.N`, `.isra.N`, `.part.N`).
     static func normalized(_ symbol: String) -> String {
         var name = Substring(symbol.drop { $0 == "_" })
+        if let dot = name.firstIndex(of: ".") { name = name[..<dot] }
         if name.hasSuffix("64") { name = name.dropLast(2) }
         return String(name)
     }

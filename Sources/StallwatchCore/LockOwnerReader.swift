@@ -55,7 +55,9 @@ public enum LockOwnerReader {
     static func noOwnerNote(_ kind: LockKind) -> String {
         switch kind {
         case .conditionVariable: "a condition variable has no owner: the thread waits for another to signal it"
-        case .rwlock: "glibc records no owner of a rwlock's read locks, so none is named"
+        case .rwlock:
+            "a rwlock records no owner of its read locks, and which word the thread waits on does not say where its"
+                + " writer's tid is: none is named"
         case .semaphore: "a semaphore has no owner: the thread waits for another to signal it"
         case .libcLock: "libc records no owner of its internal locks"
         default: "which lock this futex belongs to is not known, so no owner is named"

@@ -76,6 +76,11 @@ func frames(_ symbols: String...) -> [Frame] {
         #expect(
             LockClassifier.kind(operation: wait, frames: frames("do_futex_wait", "__new_sem_wait_slow64")) == .semaphore
         )
+        // GCC's clones keep their function's name before the dot.
+        #expect(
+            LockClassifier.kind(
+                operation: FutexOperation(0x189),
+                frames: frames("__futex_abstimed_wait_common", "__new_sem_wait_slow64.constprop.0")) == .semaphore)
         #expect(
             LockClassifier.kind(
                 operation: wait, frames: frames("__futex_abstimed_wait_common", "__pthread_clockjoin_ex"))
