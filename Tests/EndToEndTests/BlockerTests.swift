@@ -118,6 +118,18 @@ enum Blockers {
         #expect(holder.doing.value?.contains("nanosleep") == true)
     }
 
+    /// A mutex whose owner field names a thread of another process (stallwatch itself): nobody is named, and why.
+    @Test func anOwnerOfAnotherProcessIsNeverNamed() throws {
+        let result = try Blockers.run("forged")
+        #expect(result.status == 0, "\(result.stderr)")
+        let owner = try #require(Blockers.truth("forged", in: result.stderr).first?["owner"])
+        let blocker = try #require(try onlyStall(result, in: "wait_for_holder").blocker.value)
+        #expect(blocker.lockKind == "mutex")
+        #expect(blocker.holder == .null, "\(blocker.summary)")
+        #expect(blocker.note == .value("the mutex's owner field names tid \(owner), no live thread of this process"))
+        #expect(blocker.summary.hasSuffix(", owner unknown"))
+    }
+
     @Test func anABBADeadlockIsOneRecordWithEachThreadItsLockAndHolder() throws {
         let junit = FileManager.default.temporaryDirectory.appendingPathComponent("deadlock-\(UUID()).xml").path
         defer { try? FileManager.default.removeItem(atPath: junit) }

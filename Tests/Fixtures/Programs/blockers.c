@@ -7,6 +7,8 @@
 //   abba      main holds A and wants B; `worker` holds B and wants A: a deadlock, ended by a watchdog's _exit
 //   child     main waits (waitpid) for a child, `blockers child-sleep 900`, that sleeps
 //   children  main waits for any child (waitpid -1) of two that sleep
+//   forged    main blocks on a mutex whose owner field names its parent (a thread of another process, under run
+//             stallwatch itself); a thread frees it after 1.2 s
 //   child-sleep MS   (the children) sleep MS milliseconds
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -92,6 +94,18 @@ static pid_t start_child(const char *milliseconds) {
 
 __attribute__((noinline)) static void wait_for_child(pid_t child) { waitpid(child, NULL, 0); }
 
+static pthread_mutex_t forged = PTHREAD_MUTEX_INITIALIZER;
+
+/// Frees the forged mutex as its unlock would: the word to 0, then a wake for its waiter.
+static void *free_forged(void *unused) {
+    (void)unused;
+    sleep_ms(1200);
+    forged.__data.__owner = 0;
+    __atomic_store_n(&forged.__data.__lock, 0, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &forged.__data.__lock, 1 | 128, 1, NULL, NULL, 0);
+    return NULL;
+}
+
 __attribute__((noinline)) static void wait_for_any_child(void) {
     while (waitpid(-1, NULL, 0) > 0) {}
 }
@@ -139,6 +153,16 @@ int main(int argc, char **argv) {
         start_child("1000");
         wait_for_any_child();
         run_loop(0.3);
+    } else if (strcmp(argv[1], "forged") == 0) {
+        // Taken, with waiters, by the parent: no thread of this process holds it.
+        forged.__data.__lock = 2;
+        forged.__data.__owner = getppid();
+        fprintf(stderr, "blockers: forged owner=%d\n", getppid());
+        pthread_create(&thread, NULL, free_forged, NULL);
+        run_loop(loop);
+        wait_for_holder(&forged);
+        run_loop(0.3);
+        pthread_join(thread, NULL);
     } else {
         return 64;
     }
