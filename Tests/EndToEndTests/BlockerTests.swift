@@ -164,6 +164,7 @@ enum Blockers {
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.filter { $0.hasPrefix("stallwatch: DEADLOCK in blockers (pid ") }.count == 1, "\(result.stdout)")
         #expect(result.stdout.contains("wait on each other's locks"))
+        #expect(lines.contains { $0.hasPrefix("stallwatch: 1 stall, ") && $0.contains("; 1 DEADLOCK; exit status 0") })
     }
 
     @Test func aParentWaitingOnItsChildNamesTheChild() throws {

@@ -119,6 +119,14 @@ let twoThreadDeadlock = DeadlockReport(
             ))
         #expect(
             deadlock.contains("\n  thread worker (tid 4243) waits on mutex 0xa0 held by thread MyDaemon (tid 4242)\n"))
+        var summary = RunSummary(
+            stalls: [blockedStall()], runNanoseconds: 4_000_000_000, watchedPids: [4242], exitStatus: 0, warnings: [])
+        summary.deadlockCount = 1
+        let closing = text.render(summary)
+        #expect(
+            closing.hasPrefix(
+                "stallwatch: 1 stall, 612 ms stalled (15.3% of 4.0 s), longest 612 ms; 1 DEADLOCK; exit status 0\n"),
+            "\(closing)")
     }
 
     @Test func junitNamesTheBlockerAndFailsOnADeadlock() throws {
