@@ -139,6 +139,8 @@ extension StallCapturer {
                     ? children.first { ThreadInspector.namespacePid(of: $0) == wanted }
                     : children.contains(wanted) || Self.parent(of: wanted) == pid ? wanted : nil
                 chosen = found.map { [$0] } ?? []
+                // Reported as this /proc numbers it, as the children are.
+                if let found { target = .child(found) }
                 if found == nil { note = "it has no child with pid \(wanted) (reaped already, or another's)" }
             case .processGroup(let group) where !nested:
                 let wanted = group == 0 ? ThreadInspector.processGroup(of: pid) : group
