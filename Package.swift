@@ -60,7 +60,8 @@ let package = Package(
         .target(
             name: "StallwatchAgent",
             dependencies: [
-                "StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport",
+                "StallwatchCore", "StallwatchImages", "StallwatchSystem", "StallwatchMetrics",
+                "CStallwatchAgentSupport",
                 "CStallwatchSystem",
             ]
         ),
@@ -81,9 +82,12 @@ let package = Package(
             name: "StallwatchCollector",
             dependencies: [
                 "StallwatchCore", "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols",
-                "CStallwatchSystem", "CStallwatchTrace",
+                "StallwatchMetrics", "CStallwatchSystem", "CStallwatchTrace",
             ]
         ),
+        // Prometheus metrics (`--metrics`, `STALLWATCH_METRICS`): the numbers, their text exposition, and the small
+        // HTTP endpoint that serves it from a thread of its own.
+        .target(name: "StallwatchMetrics", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
         // Reading any number of NDJSON reports and merging their stalls by fingerprint (`stallwatch report`).
@@ -100,7 +104,7 @@ let package = Package(
             name: "StallwatchCLI",
             dependencies: [
                 "StallwatchCore", "StallwatchSystem", "StallwatchCollector", "StallwatchReport", "StallwatchAggregate",
-                "StallwatchExport",
+                "StallwatchExport", "StallwatchMetrics",
             ]
         ),
         // The Swift runtime and FoundationEssentials linked in: binding ~20 shared libraries took 4 of the 7 ms a
@@ -129,11 +133,14 @@ let package = Package(
             name: "stallwatch-fuzz",
             dependencies: [
                 "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "StallwatchAggregate",
-                "StallwatchExport", "CStallwatchElf", "CStallwatchSystem",
+                "StallwatchExport", "StallwatchMetrics", "CStallwatchElf", "CStallwatchSystem",
             ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
-        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
+        .testTarget(name: "StallwatchMetricsTests", dependencies: ["StallwatchMetrics", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector", "StallwatchMetrics"]
+        ),
         .testTarget(
             name: "StallwatchCollectorTests",
             dependencies: ["StallwatchCollector", "StallwatchCore", "StallwatchTestSupport"]

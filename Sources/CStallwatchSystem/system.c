@@ -178,3 +178,5 @@ int sw_socket_peer_pid(int descriptor) {
     if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
     return credentials.pid;
 }
+
+int sw_accept_nonblocking(int descriptor) { return accept4(descriptor, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }

@@ -12,6 +12,7 @@ struct ArgumentDefinition: Sendable {
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
         case reportFormat, html, export, thread, source
+        case metrics
     }
 
     let key: Key
@@ -278,6 +279,7 @@ enum ArgumentDefinitions {
             abstract: "Color text reports; auto colors only a terminal whose TERM is not dumb. "
                 + valuesNote(ColorChoice.allCases.map(\.rawValue), default: defaults.color.rawValue)
         ),
+        metrics,
     ]
 
     /// argument-parser's note for an option with a fixed set of values.

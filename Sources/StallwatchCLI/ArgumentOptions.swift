@@ -2,6 +2,7 @@
 import StallwatchCollector
 import StallwatchCore
 import StallwatchExport
+import StallwatchMetrics
 
 /// How reports are written.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -45,6 +46,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var baseline: String?
     /// `--html FILE` and `--export FORMAT=FILE`: written from the run's records when it ends.
     public var exports: [ExportRequest] = []
+    /// `--metrics [HOST]:PORT`: serve Prometheus metrics there while watching.
+    public var metrics: MetricsAddress?
 
     /// Creates watch options; the defaults are those of a command line without options.
     public init(

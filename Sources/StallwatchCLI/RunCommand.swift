@@ -26,6 +26,9 @@ enum RunCommand {
             if let output = options.output { try DistinctFiles.check(output, "'--output'", junit, "'--junit'") }
             try JUnitFile.checkWritable(junit)
         }
+        let metrics = try MetricsServing.start(options.metrics)
+        defer { metrics?.endpoint.stop() }
+        watch.metrics = metrics?.recorder
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
             writesProgressRecords: true, watched: "the workload", exports: options.exports)

@@ -3,6 +3,7 @@
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchMetrics
 
 /// How `stallwatch attach` watches a process (`--mode`).
 public enum AttachMode: String, CaseIterable, Sendable {
@@ -52,6 +53,8 @@ public final class AttachWatch {
     private let mode: AttachMode
     /// `--duration`, nanoseconds.
     private let duration: UInt64?
+    /// `--metrics`: where the session's numbers go as they are found.
+    public var metrics: MetricsRecorder?
 
     /// Checks the process; throws, with the exit status, before touching it.
     public init(pid: Int32, settings: WatchSettings, mode: AttachMode, duration: UInt64?) throws(StallwatchError) {
@@ -142,6 +145,7 @@ public final class AttachWatch {
         let collector = Collector(
             socket: socket, signals: signals, target: attached, settings: settings, output: output, trace: trace,
             watchesMainFromProc: socket == nil)
+        if let metrics { collector.record(into: metrics) }
         collector.run()
         let stalls = collector.closeStalls()
         var warnings =

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import StallwatchCore
 import StallwatchImages
+import StallwatchMetrics
 import StallwatchSymbols
 import StallwatchUnwind
 
@@ -92,6 +93,10 @@ final class Collector {
     /// Processes whose event-loop threads are watched because nothing else was, and the loops found, said in one line.
     var loopsSearched: Set<Int32> = []
     var loopsFound: [Int32: [String]] = [:]
+    /// `--metrics`: where the numbers go; nil without it. The threads watched, and when they were last checked alive.
+    var metrics: MetricsRecorder?
+    var metricsThreads: Set<WatchedThread> = []
+    var metricsThreadsCheckedAt: UInt64 = 0
 
     struct StallKey: Hashable {
         let pid: Int32
@@ -175,6 +180,7 @@ final class Collector {
             searchLoops(now: monotonicNow())
             stepThreadWatches(now: monotonicNow())
             announceLoopsFound()
+            if metrics != nil { checkWatchedThreads(now: monotonicNow()) }
         }
         // Messages sent just before the workload exited are still queued: read them all.
         if socketOpen { _ = receiveMessages(into: &buffer) }
@@ -229,6 +235,7 @@ final class Collector {
             var histogram = LatencyHistogram(sparse: buckets)
             histogram.exactMaximum = longest
             busyPeriods[pid] = histogram
+            metrics?.update { $0.busyPeriods(histogram, of: pid) }
         case .frameRate(let pid, let start, let end, let frames, let dropped):
             let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
             frameRates.append(reading.framesPerSecond)
@@ -256,6 +263,7 @@ final class Collector {
             refusals.append("the agent did not watch pid \(pid): \(reason)")
         case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
+            if metrics != nil { watchedThread(pid: pid, tid: tid) }
             if !fromProc { agentWatchedPids.insert(pid) }
             if fromProc {
                 if loopsSearched.contains(pid) {
@@ -293,7 +301,10 @@ final class Collector {
             capturer.sample(&stall, tid: tid)
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
-            if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
+            if !onset.phase.isOutsideLoop {
+                output.stallDetected(stall.assembler.report)
+                metricsStallDetected(stall.assembler.report)
+            }
             reportDeadlock(found: &stall)
             pending[stall.key] = stall
         case .stallSample(let pid, let tid, let identifier, _):
@@ -347,6 +358,7 @@ final class Collector {
             cpuNow: ThreadInspector.cpuTime(pid: pid, tid: tid),
             runQueueNow: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
         output.stallFinished(report)
+        metricsStallFinished(report, captureNanoseconds: stall.captureNanoseconds)
         finished.append(report)
     }
 }

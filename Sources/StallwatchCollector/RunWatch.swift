@@ -4,6 +4,7 @@ import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchMetrics
 import StallwatchSystem
 
 /// One workload launched under watch, from validation to its exit.
@@ -43,6 +44,8 @@ public final class RunWatch {
     /// The kernel trace for threads watched from outside (`--thread`), and why there is none when `auto` wanted one.
     private let trace: KernelTrace?
     private let traceWarning: String?
+    /// `--metrics`: where the run's numbers go as they are found.
+    public var metrics: MetricsRecorder?
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
@@ -108,6 +111,7 @@ public final class RunWatch {
         let collector = Collector(
             socket: collectorEnd, signals: signals, target: target, settings: settings, output: output, trace: trace)
         collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)
+        if let metrics { collector.record(into: metrics) }
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(

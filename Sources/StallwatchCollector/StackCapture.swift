@@ -118,12 +118,14 @@ public enum StackCapture {
                     frames: native, unwindError: stack.unwindError, walkLimit: stack.walkLimitReached)
             }
             let problems = [thread.error ?? cutShort, withCallers?.error].compactMap { $0 }
-            return ThreadStack(
-                tid: thread.tid, name: thread.name, state: thread.state, frames: frames,
-                stoppedNanoseconds: thread.stack?.stoppedNanoseconds,
-                error: problems.isEmpty ? nil : problems.joined(separator: "; "),
+            let shown = InterpositionFrames.hidden(
+                from: frames,
                 truncation: thread.stack.flatMap { StackTruncation.of(frames: frames, stack: $0, maxFrames: maxFrames) }
             )
+            return ThreadStack(
+                tid: thread.tid, name: thread.name, state: thread.state, frames: shown.frames,
+                stoppedNanoseconds: thread.stack?.stoppedNanoseconds,
+                error: problems.isEmpty ? nil : problems.joined(separator: "; "), truncation: shown.truncation)
         }
         return .success(
             ProcessStacks(

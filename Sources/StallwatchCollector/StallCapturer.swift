@@ -22,6 +22,13 @@ final class StallCapturer {
         var blockerSought = false
         /// A deadlock that search found, for the collector to report (once per cycle).
         var deadlock: DeadlockReport?
+        /// The time spent capturing and naming its samples so far (`--metrics`); nil before the first.
+        var captureNanoseconds: UInt64?
+
+        /// Adds the time since `began` to ``captureNanoseconds``.
+        mutating func countCaptureTime(since began: UInt64) {
+            captureNanoseconds = (captureNanoseconds ?? 0) + (monotonicNow() - began)
+        }
 
         var key: Collector.StallKey { Collector.StallKey(pid: assembler.report.pid, identifier: assembler.identifier) }
     }
@@ -45,6 +52,8 @@ final class StallCapturer {
 
     /// Takes one sample of `tid`.
     func sample(_ stall: inout OpenStall, tid: Int32) {
+        let began = monotonicNow()
+        defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
         let identifier = stall.assembler.identifier
         let state = ThreadInspector.state(pid: pid, tid: tid)
@@ -158,6 +167,8 @@ final class StallCapturer {
         _ stall: inout OpenStall, addresses: [UInt64], asyncCallers: AsyncCallersFound?, capturedAt: UInt64,
         imageMap: String?, error: String?
     ) {
+        let began = monotonicNow()
+        defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
         if let imageMap, let bytes = Data(base64Encoded: imageMap), var sent = ProcessImages(encoded: [UInt8](bytes)) {
             // The agent's paths are its own: in a container, read them through its root.

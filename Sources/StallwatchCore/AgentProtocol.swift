@@ -86,6 +86,8 @@ public enum AgentEnvironment {
     public static let fpsPowFactor = "STALLWATCH_FPS_POW"
     /// `--fps-dump` in nanoseconds (``FrameRateMonitor/Configuration/dumpThreshold``).
     public static let fpsDumpNanoseconds = "STALLWATCH_FPS_DUMP_NS"
+    /// Library mode: `[HOST]:PORT` to serve the monitor's Prometheus metrics on (`stallwatch run --metrics` in the app).
+    public static let metrics = "STALLWATCH_METRICS"
 }
 
 /// The project's version, shared by the CLI and the agent so a mismatch can be named.

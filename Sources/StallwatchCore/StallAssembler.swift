@@ -57,10 +57,11 @@ public struct StallAssembler: Sendable {
         // A stack limited by --max-frames says so in its truncation; one that ends early for another reason, here.
         let cutShort = StackEnd.cutShortNote(
             frames: frames, unwindError: unwindError, walkLimit: truncation?.walkLimit)
+        let shown = InterpositionFrames.hidden(from: frames, truncation: truncation)
         report.samples.append(
             Sample(
-                frames: frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
-                threadState: lastState, truncation: truncation,
+                frames: shown.frames, capturedAt: capturedAt, stoppedNanoseconds: stoppedNanoseconds,
+                threadState: lastState, truncation: shown.truncation,
                 cutShort: truncation != nil && truncation?.omittedFrames == nil ? nil : cutShort))
         report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }

@@ -47,6 +47,9 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
             #expect(samples.count >= 3, "a 500 ms stall is sampled at 240, 320, 400 ms and after")
             // Stack complete down to the process entry point.
             #expect(stall.symbols.contains { $0 == "_start" || $0.hasPrefix("__libc_start") })
+            // The agent's stand-ins between the program's main and its run loop are not shown.
+            let agentFrames = samples.flatMap(\.frames).filter { $0.image?.contains("libStallwatchAgent") == true }
+            #expect(agentFrames.isEmpty, "agent frames shown: \(agentFrames.compactMap(\.symbol))")
             let duration = try #require(stall.durationMs.value)
             // The report measures from the last run-loop transition before the stall to the first after it;
             // the demo measures inside its callout, so the report is never shorter and only slightly longer.

@@ -54,6 +54,10 @@ long sw_recv_from_process(int descriptor, void *buffer, unsigned long length, in
 /// whoever called listen), in this process's pid namespace; 0 if it is not visible there. Returns -1 (errno set).
 int sw_socket_peer_pid(int descriptor);
 
+/// accept4(2) with SOCK_NONBLOCK and SOCK_CLOEXEC, in one call (no window where a fork could inherit it): the metrics
+/// endpoint's connections. Returns the connection, or -1 (errno set). Swift's Glibc module does not import accept4.
+int sw_accept_nonblocking(int descriptor);
+
 /// process_vm_readv(2) of one range of process `pid` (this process's own pid works without ptrace permission):
 /// reads without stopping the process and fails with EFAULT instead of faulting on a bad address. Returns the bytes
 /// read, or -1 (errno set). Swift's Glibc module does not import it (it needs _GNU_SOURCE).
