@@ -203,7 +203,7 @@ enum ArgumentDefinitions {
     static let ciOptions: [ArgumentDefinition] = [
         ArgumentDefinition(
             key: .failOnStall, names: ["--fail-on-stall"], valueName: nil,
-            abstract: "Fail (exit \(ExitCode.budgetBroken)) if there is any stall not in the baseline."),
+            abstract: "Fail (exit \(ExitCode.budgetBroken)) if there is any stall not in the baseline, or a deadlock."),
         ArgumentDefinition(
             key: .maxStall, names: ["--max-stall"], valueName: "duration",
             abstract: "Fail if any stall lasts longer than this."),

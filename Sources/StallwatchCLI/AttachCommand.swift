@@ -30,6 +30,7 @@ enum AttachCommand {
             watchedPids: outcome.watchedPids, exitStatus: nil,
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.attached = outcome.attached
+        summary.deadlockCount = outcome.deadlocks.count
         summary.strategies = outcome.strategies
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {

@@ -20,6 +20,8 @@ public final class AttachWatch {
     /// What the session found, for the summary.
     public struct Outcome {
         public var stalls: [StallReport]
+        /// Deadlocks found at the stalls' captures, each once.
+        public var deadlocks: [DeadlockReport] = []
         public var warnings: [String]
         public var watchedPids: [Int32]
         /// How the agent watched (run-loop observers, main-queue pings); empty from outside.
@@ -156,7 +158,7 @@ public final class AttachWatch {
                     + " RunLoop.main or CFRunLoopRun, or it was stalled the whole time; try --mode external")
         }
         return Outcome(
-            stalls: stalls, warnings: warnings, watchedPids: collector.watchedPids,
+            stalls: stalls, deadlocks: collector.deadlocks, warnings: warnings, watchedPids: collector.watchedPids,
             strategies: collector.strategiesUsed,
             attached: AttachOutcome(
                 mode: connection.mode, pid: pid, processName: processName, ending: attached.ending ?? .exited),

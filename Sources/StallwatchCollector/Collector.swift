@@ -15,6 +15,8 @@ public protocol CollectorOutput: AnyObject {
     func stallDetected(_ stall: StallReport)
     /// A stall ended (or was still going on when the watch ended).
     func stallFinished(_ stall: StallReport)
+    /// Threads found waiting on each other's locks at a stall's capture: said once per cycle.
+    func deadlockFound(_ deadlock: DeadlockReport)
     /// A `--fps` reading or run of dropped frames.
     func frameRate(_ frames: FrameRateReport)
     /// Something the user should know while the watch goes on (a `--thread` that matches nothing), said once.
@@ -44,6 +46,9 @@ final class Collector {
 
     private var pending: [StallKey: StallCapturer.OpenStall] = [:]
     private var finished: [StallReport] = []
+    /// Every deadlock found, each cycle once (by ``DeadlockReport/key``).
+    private(set) var deadlocks: [DeadlockReport] = []
+    private var reportedDeadlocks: Set<[UInt64]> = []
     private(set) var loadedPids: Set<Int32> = []
     private(set) var watchedPids: [Int32] = []
     /// The processes whose agent said it watches something: a process watched only from outside may still have lost
@@ -294,19 +299,21 @@ final class Collector {
                 cpu: ThreadInspector.cpuTime(pid: pid, tid: tid),
                 runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
             capturer.sample(&stall, tid: tid)
-            pending[stall.key] = stall
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
             if !onset.phase.isOutsideLoop {
                 output.stallDetected(stall.assembler.report)
                 metricsStallDetected(stall.assembler.report)
             }
+            reportDeadlock(found: &stall)
+            pending[stall.key] = stall
         case .stallSample(let pid, let tid, let identifier, _):
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
                 capturer.reply(.captured(identifier: identifier))
                 return
             }
             capturer.sample(&stall, tid: tid)
+            reportDeadlock(found: &stall)
             pending[stall.key] = stall
         case .stallEnded(let pid, let identifier, let endedAt):
             guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
@@ -320,6 +327,15 @@ final class Collector {
                 error: error)
             pending[stall.key] = stall
         }
+    }
+
+    /// Says a deadlock the stall's capture found, unless the same cycle was said already (its other threads' stalls).
+    private func reportDeadlock(found stall: inout StallCapturer.OpenStall) {
+        guard let deadlock = stall.deadlock else { return }
+        stall.deadlock = nil
+        guard reportedDeadlocks.insert(deadlock.key).inserted else { return }
+        deadlocks.append(deadlock)
+        output.deadlockFound(deadlock)
     }
 
     private func writeFrameRate(pid: Int32, event: FrameRateMonitor.Event) {

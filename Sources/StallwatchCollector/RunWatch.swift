@@ -13,6 +13,8 @@ public final class RunWatch {
     public struct Outcome {
         /// Every stall: finished ones first, then those still going on when the workload exited.
         public var stalls: [StallReport]
+        /// Deadlocks found at the stalls' captures, each once.
+        public var deadlocks: [DeadlockReport] = []
         /// The workload's raw wait status.
         public var waitStatus: Int32
         /// `--timeout` expired and the workload was stopped.
@@ -113,7 +115,8 @@ public final class RunWatch {
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(
-            stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
+            stalls: stalls, deadlocks: collector.deadlocks, waitStatus: target.waitStatus ?? 0,
+            timedOut: target.timedOut,
             warnings: [traceWarning ?? collector.traceWarning].compactMap { $0 }
                 + Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
             watchedPids: collector.watchedPids,

@@ -17,6 +17,11 @@ final class StallCapturer {
         var assembler: StallAssembler
         /// Read once, at the first capture: the images do not change during a stall.
         var images: ProcessImages?
+        /// Whether a capture looked for what the thread waits for (once per stall: the first that found it blocked
+        /// in a futex or a wait for a child).
+        var blockerSought = false
+        /// A deadlock that search found, for the collector to report (once per cycle).
+        var deadlock: DeadlockReport?
         /// The time spent capturing and naming its samples so far (`--metrics`); nil before the first.
         var captureNanoseconds: UInt64?
 
@@ -30,15 +35,15 @@ final class StallCapturer {
 
     /// The agent's socket, to answer its capture requests; nil in external mode.
     private let socket: Int32?
-    private let sampler = RemoteStackSampler()
-    private let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
+    let sampler = RemoteStackSampler()
+    let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
     /// Each process's last image map, reused while it covers the stacks captured.
     private var knownImages: [Int32: ProcessImages] = [:]
     /// Processes that refused ptrace once, and the explanation.
     private var ptraceRefused: [Int32: String] = [:]
 
     /// Frames kept per stack (`--max-frames`).
-    private let maxFrames: Int
+    let maxFrames: Int
 
     init(socket: Int32?, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
@@ -51,7 +56,11 @@ final class StallCapturer {
         defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
         let identifier = stall.assembler.identifier
-        stall.assembler.noteState(ThreadInspector.state(pid: pid, tid: tid))
+        let state = ThreadInspector.state(pid: pid, tid: tid)
+        stall.assembler.noteState(state)
+        // What it waits for is read now, before the stop changes it; the search follows the capture.
+        let waitsForSomeone = state?.waitReason == .lock || state?.waitReason == .child
+        let call = !stall.blockerSought && waitsForSomeone ? ThreadInspector.syscallReading(pid: pid, tid: tid) : nil
         if let reason = ptraceRefused[pid] {
             askForInProcessCapture(&stall.assembler, reason: reason)
             return
@@ -74,6 +83,10 @@ final class StallCapturer {
                 truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
                 unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(named.error)
+            if let call {
+                stall.blockerSought = true
+                findBlocker(&stall, tid: tid, call: call, frames: named.frames)
+            }
         } catch {
             switch error {
             case .permissionDenied where heldBy != nil:
@@ -182,7 +195,7 @@ final class StallCapturer {
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address
     /// (libraries rarely come and go), else a fresh one — read right away, as the process may exit any time.
-    private func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
+    func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
         let pid = stall.assembler.report.pid
         if let images = stall.images ?? knownImages[pid],
             addresses.allSatisfy({ $0 == 0 || images.image(containing: $0) != nil })

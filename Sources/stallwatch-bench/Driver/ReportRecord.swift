@@ -10,9 +10,25 @@ struct ReportRecord: Decodable {
     let culprit: Culprit?
     let samples: [Sample]?
     let watchedPids: [Int32]?
+    let blocker: Blocker?
 
     struct Culprit: Decodable {
         let symbol: String?
+    }
+
+    /// What the stalled thread waited for, and how long finding it took.
+    struct Blocker: Decodable {
+        let searchMs: Double?
+        let holder: Holder?
+        let children: [Child]?
+
+        struct Holder: Decodable {
+            let tid: Int?
+        }
+
+        struct Child: Decodable {
+            let pid: Int?
+        }
     }
 
     struct Sample: Decodable {
