@@ -122,8 +122,13 @@ extension AsyncProgram {
         let result = try runStallwatch(
             ["run", "--thread", "all", "--threshold", "250ms", "--format", "json", "--", path, "short"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let stalls = try result.stalls
-        #expect(stalls.isEmpty, "\(stalls.map(\.durationMs))")
+        // A stall of a thread kept off its CPU (other builds and tests running on two cores) is real, and its report
+        // says so: most of it spent runnable. A watch that took the jobs for one would report a stall spent running.
+        let unexplained = try result.stalls.filter { ($0.thread.value?.runnablePercent?.value ?? 0) < 50 }
+        #expect(
+            unexplained.isEmpty,
+            "\(unexplained.map { "\($0.durationMs) ms, runnable \(String(describing: $0.thread.value?.runnablePercent))" })"
+        )
     }
 
     /// `attach --thread` to a process whose agent listens: the agent watches the executor threads from then on.
