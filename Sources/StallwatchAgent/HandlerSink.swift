@@ -55,6 +55,8 @@ final class HandlerSink: StallSink {
     private var open: [Int: Open] = [:]
     /// Which stall each helper request is for.
     private var requests: [Int: Int] = [:]
+    /// The rate limit's window of each fingerprint; nil reports every stall in full.
+    private var rateLimiter: RateLimiter?
     /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself; read
     /// from any thread.
     private let watcherThreadID = Atomic<Int32>(0)
@@ -64,6 +66,7 @@ final class HandlerSink: StallSink {
         self.settings = settings
         self.capture = capture
         self.handler = handler
+        rateLimiter = settings.rateLimit.map(RateLimiter.init)
     }
 
     func watchingStarted(strategy: WatchStrategy) {
@@ -100,7 +103,8 @@ final class HandlerSink: StallSink {
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard var stall = open[onset.identifier] else { return }
+        // Over the rate limit: the sample that named it is all it takes.
+        guard var stall = open[onset.identifier], !stall.assembler.isSuppressed else { return }
         stall.moment += 1
         let due = stall.schedule.shouldSample(atMoment: stall.moment)
         open[onset.identifier] = stall
@@ -154,6 +158,7 @@ final class HandlerSink: StallSink {
                 frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
                 method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(stack.asyncCallersError)
+            stall.assembler.applyRateLimit(&rateLimiter)
         case .failed(let reason, threadGone: true):
             stall.assembler.noteCaptureFailure(reason)
         case .failed(let reason, threadGone: false), .unavailable(let reason):
@@ -190,6 +195,7 @@ final class HandlerSink: StallSink {
             frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
             method: .signal, truncation: truncation)
         stall.assembler.noteStackProblem(named.error)
+        stall.assembler.applyRateLimit(&rateLimiter)
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
@@ -202,8 +208,9 @@ final class HandlerSink: StallSink {
     }
 
     private func deliverIfComplete(_ identifier: Int) {
-        guard let stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
+        guard var stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
         open[identifier] = nil
+        stall.assembler.applyRateLimit(&rateLimiter, force: true)
         handler(stall.assembler.finished(cpuNow: ended.cpu, now: ended.at))
     }
 
@@ -228,7 +235,9 @@ final class HandlerSink: StallSink {
         helper?.abandonAfterFork()
     }
 
-    private func deliver(_ stall: StallAssembler) {
+    private func deliver(_ unfinished: StallAssembler) {
+        var stall = unfinished
+        stall.applyRateLimit(&rateLimiter, force: true)
         let report = stall.report
         handler(
             stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))

@@ -15,6 +15,8 @@ public struct StallAssembler: Sendable {
     public private(set) var lastState: ThreadState?
     /// `--max-samples`: beyond it, every other sample is dropped (see ``SampleSchedule``).
     private let maxSamples: Int
+    /// Whether ``applyRateLimit(_:force:)`` has decided this stall.
+    private var rateLimitDecided = false
 
     /// Below this much wall time the scheduler's 10 ms tick makes a CPU share meaningless.
     static let shortestTimedStall: UInt64 = 50_000_000
@@ -48,11 +50,12 @@ public struct StallAssembler: Sendable {
         lastState = state?.continuing(lastState)
     }
 
-    /// A captured, named stack.
+    /// A captured, named stack; dropped for a suppressed stall, which keeps the one sample that named it.
     public mutating func add(
         frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil,
         truncation: StackTruncation? = nil, unwindError: Int32 = 0
     ) {
+        guard !report.suppressed else { return }
         if let method { report.captureMethod = method }
         // A stack limited by --max-frames says so in its truncation; one that ends early for another reason, here.
         let cutShort = StackEnd.cutShortNote(
@@ -65,6 +68,18 @@ public struct StallAssembler: Sendable {
                 cutShort: truncation != nil && truncation?.omittedFrames == nil ? nil : cutShort))
         report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }
+
+    /// `--rate-limit`: applies `limiter` once the stall's first sample names its fingerprint (or, with `force`, at its
+    /// end when no sample came). A stall over the limit is ``StallReport/suppressed``: it keeps that sample only, and
+    /// its sampler takes no more (``isSuppressed``). Decided once per stall; nothing to do without a limiter.
+    public mutating func applyRateLimit(_ limiter: inout RateLimiter?, force: Bool = false) {
+        guard !rateLimitDecided, limiter != nil, force || !report.samples.isEmpty else { return }
+        rateLimitDecided = true
+        if limiter?.admit(report.fingerprint, at: report.detectedAt) == false { report.suppressed = true }
+    }
+
+    /// Whether the stall was shortened by the rate limit: no more samples are to be taken.
+    public var isSuppressed: Bool { report.suppressed }
 
     /// A capture that failed: the stall has no capture method if it has no sample yet.
     ///
