@@ -119,6 +119,8 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let thread: Nullable<ThreadVerdictRecord>
     public let confidence: ConfidenceRecord
     public let samples: [SampleRecord]
+    /// `true` for a stall `--rate-limit` shortened (its `samples` are then empty); absent otherwise.
+    public let suppressed: Bool?
 
     /// Every symbol in the stall's samples, in order.
     public var symbols: [String] { samples.flatMap { $0.frames.compactMap(\.symbol) } }
@@ -141,4 +143,6 @@ public struct DetectedRecord: Decodable, Equatable, Sendable {
     public let fingerprint: String
     public let culprit: FrameRecord?
     public let samples: [SampleRecord]
+    /// `true` for a stall `--rate-limit` shortened; absent otherwise.
+    public let suppressed: Bool?
 }
