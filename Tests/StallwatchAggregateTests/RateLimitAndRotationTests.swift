@@ -30,10 +30,15 @@ import Testing
 
 @Suite struct RotatedFilesTests {
     @Test func aShellsGlobOrderBecomesOldestFirst() {
-        let order = RotatedFiles.order(["out", "out.1", "out.10", "out.2", "out.3", "out.4", "out.5", "out.6",
-            "out.7", "out.8", "out.9"])
-        #expect(order.map(\.name) == ["out.10", "out.9", "out.8", "out.7", "out.6", "out.5", "out.4", "out.3",
-            "out.2", "out.1", "out"])
+        let order = RotatedFiles.order([
+            "out", "out.1", "out.10", "out.2", "out.3", "out.4", "out.5", "out.6",
+            "out.7", "out.8", "out.9",
+        ])
+        #expect(
+            order.map(\.name) == [
+                "out.10", "out.9", "out.8", "out.7", "out.6", "out.5", "out.4", "out.3",
+                "out.2", "out.1", "out",
+            ])
         #expect(order.map(\.continuing) == [false] + Array(repeating: true, count: 10))
     }
 

@@ -150,7 +150,9 @@ import Testing
         // A directory where out.ndjson.1 would go: renaming a file over it fails.
         try FileManager.default.createDirectory(atPath: path + ".1/sub", withIntermediateDirectories: true)
         var warnings: [String] = []
-        for _ in 0..<4 { try file.write(Array((String(repeating: "z", count: 599) + "\n").utf8)) { warnings.append($0) } }
+        for _ in 0..<4 {
+            try file.write(Array((String(repeating: "z", count: 599) + "\n").utf8)) { warnings.append($0) }
+        }
         file.close()
         #expect(warnings.count == 1, "\(warnings)")
         #expect(warnings.first?.hasPrefix("cannot rotate --output '\(path)'") == true)

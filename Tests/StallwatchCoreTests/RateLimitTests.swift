@@ -94,7 +94,8 @@ import Testing
 }
 
 @Suite struct StallRateLimitTests {
-    let frame = Frame(address: 0x1000, image: "/app/Daemon", offset: 0x10, symbol: "Store.load()", file: "S.swift", line: 3)
+    let frame = Frame(
+        address: 0x1000, image: "/app/Daemon", offset: 0x10, symbol: "Store.load()", file: "S.swift", line: 3)
 
     func stall(_ identifier: Int, detectedAt: UInt64) -> StallAssembler {
         StallAssembler(
@@ -155,7 +156,8 @@ import Testing
             report.end(at: UInt64(identifier) * 1_000_000_000 + 100_000_000)
             return report.finished(cpuNow: nil, now: 0)
         }
-        let summary = RunSummary(stalls: reports, runNanoseconds: 10_000_000_000, watchedPids: [42], exitStatus: 0,
+        let summary = RunSummary(
+            stalls: reports, runNanoseconds: 10_000_000_000, watchedPids: [42], exitStatus: 0,
             warnings: [])
         #expect(summary.stallCount == 5 && summary.suppressedCount == 3)
         #expect(summary.topCulprits.first?.count == 5, "suppressed stalls keep their culprit")

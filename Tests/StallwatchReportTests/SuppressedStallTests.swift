@@ -42,7 +42,8 @@ import Testing
         let summary = RunSummary(
             stalls: [sampleStall(), other, suppressedStall()], runNanoseconds: 4_000_000_000, watchedPids: [4242],
             exitStatus: 0, warnings: [])
-        let record = try JSONLines.decode(SummaryRecord.self, from: JSONLinesReporter(clock: fixedClock).render(summary))
+        let record = try JSONLines.decode(
+            SummaryRecord.self, from: JSONLinesReporter(clock: fixedClock).render(summary))
         #expect(record.stalls == 3 && record.suppressed == 1)
         var text = TextReporter(clock: fixedClock, colored: false)
         #expect(text.render(summary).hasPrefix("stallwatch: 3 stalls, ") == true)

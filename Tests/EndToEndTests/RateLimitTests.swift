@@ -1,0 +1,157 @@
+// `--rate-limit` and `--rotate` on a demo that stalls again and again in the same function, as a service would for
+// weeks: full reports for the first stalls of each window, short records after, every stall counted; a rotated
+// report file whose set `stallwatch report` reads whole.
+import Foundation
+import StallwatchTestSupport
+import Testing
+
+/// The demo's sleep scenario: `stalls` stalls of `durationMs` in `DiskCache.waitForSlowDisk`, one every `periodMs`,
+/// watched at 50 ms × 2.
+func repeatedStalls(_ options: [String], stalls: Int, durationMs: Int = 300, periodMs: Int = 500) -> [String] {
+    ["demo", "--scenario", "sleep", "--threshold", "50ms", "--count", "2"] + options + [
+        "--", "--stalls", "\(stalls)", "--duration", "\(durationMs)ms", "--period", "\(periodMs)ms",
+    ]
+}
+
+@Suite(.serialized) struct RateLimitTests {
+    @Test func theFirstNStallsOfAFingerprintAreFullTheRestShortAndAllAreCounted() throws {
+        let result = try runStallwatch(
+            repeatedStalls(["--format", "json", "--rate-limit", "2/1h", "--max-stalls", "5"], stalls: 6))
+        // Six stalls break --max-stalls 5 though four of them were shortened: budgets count every stall.
+        #expect(result.status == 80, "\(result.stderr)")
+        let truth = result.groundTruth
+        let stalls = try result.stalls.sorted { $0.id < $1.id }
+        try #require(truth.count == 6 && stalls.count == 6, "\(stalls.map(\.id)) \(result.stderr)")
+        #expect(stalls.map { $0.suppressed ?? false } == [false, false, true, true, true, true])
+        let fingerprint = stalls[0].fingerprint
+        for (stall, measured) in zip(stalls, truth) {
+            #expect(stall.fingerprint == fingerprint, "one culprit, one fingerprint")
+            #expect(stall.culprit?.symbol?.contains("DiskCache.waitForSlowDisk") == true)
+            let duration = try #require(stall.durationMs.value)
+            #expect(
+                abs(duration - measured.durationMs) < 30, "stall \(stall.id): \(duration) ms, \(measured.durationMs)")
+        }
+        // The full ones have their samples (one at detection, one per 50 ms of a 300 ms stall); the short ones none.
+        #expect(stalls.prefix(2).allSatisfy { $0.samples.count >= 3 }, "\(stalls.map(\.samples.count))")
+        #expect(stalls.dropFirst(2).allSatisfy { $0.samples.isEmpty && $0.capture.method == "ptrace" })
+        let detected = try result.records.compactMap(\.detected).sorted { $0.id < $1.id }
+        #expect(detected.map { $0.suppressed ?? false } == [false, false, true, true, true, true])
+        #expect(detected.dropFirst(2).allSatisfy { $0.samples.isEmpty && $0.culprit != nil })
+        let summary = try #require(try result.summary)
+        #expect(summary.stalls == 6 && summary.suppressed == 4)
+        #expect(summary.topCulprits.first?.stalls == 6)
+        #expect(summary.budget?.violations.contains { $0.contains("6 stalls, more than 5") } == true)
+        // The short records are what keeps a long run's report small.
+        let lines = result.stdout.split(separator: "\n").filter { $0.contains(#""event":"stall""#) }
+        let (short, full) = (
+            lines.filter { $0.contains(#""suppressed":true"#) }, lines.filter { !$0.contains("suppressed") }
+        )
+        #expect((short.map(\.count).max() ?? 0) * 4 < (full.map(\.count).min() ?? 0))
+    }
+
+    /// Each window of a fingerprint opens at its first stall: its first N stalls are full, the rest short, and the
+    /// first stall after it opens the next. Replayed from the records' own detection times, so the machine's timing
+    /// cannot make the test wrong, and required to cover at least two windows.
+    @Test func everyWindowStartsWithItsNFullReports() throws {
+        let result = try runStallwatch(
+            repeatedStalls(["--format", "json", "--rate-limit", "2/1s"], stalls: 9, durationMs: 150, periodMs: 300))
+        #expect(result.status == 0, "\(result.stderr)")
+        let stalls = try result.stalls.sorted { $0.id < $1.id }
+        try #require(stalls.count == 9, "\(stalls.map(\.id))")
+        var windowStart: Double?
+        var inWindow = 0
+        var windows: [[Bool]] = []
+        for stall in stalls {
+            let detected = stall.startMonotonicMs + stall.detectedAfterMs
+            if let start = windowStart, detected - start < 1000 {
+                inWindow += 1
+            } else {
+                (windowStart, inWindow) = (detected, 1)
+                windows.append([])
+            }
+            windows[windows.count - 1].append(stall.suppressed ?? false)
+            #expect((stall.suppressed ?? false) == (inWindow > 2), "stall \(stall.id), #\(inWindow) of its window")
+        }
+        #expect(windows.count >= 2, "\(windows)")
+        #expect(windows.dropLast().allSatisfy { $0.prefix(2) == [false, false] && $0.count > 2 }, "\(windows)")
+        #expect(try result.summary?.suppressed == stalls.filter { $0.suppressed == true }.count)
+    }
+
+    @Test func textSaysItInOneLineAndInTheSummary() throws {
+        let result = try runStallwatch(repeatedStalls(["--rate-limit", "1/1h", "--color", "never"], stalls: 3))
+        #expect(result.status == 0, "\(result.stderr)")
+        let short = result.stdout.split(separator: "\n").filter { $0.contains("over --rate-limit: one sample") }
+        #expect(short.count == 2, "\(result.stdout)")
+        #expect(short.allSatisfy { $0.hasPrefix("stallwatch: stall #") && $0.contains("DiskCache.waitForSlowDisk") })
+        #expect(result.stdout.contains("stallwatch: 3 stalls, "))
+        #expect(result.stdout.contains(", 2 shortened by --rate-limit"))
+    }
+
+    @Test(arguments: [
+        ["--rate-limit", "0/10m"], ["--rate-limit", "5/10"], ["--rate-limit", "-1/1h"], ["--rate-limit", "5/0s"],
+        ["--output", "stalls.ndjson", "--rotate", "10M,0"], ["--output", "stalls.ndjson", "--rotate", "10"],
+        ["--output", "stalls.ndjson", "--rotate", "-5M"], ["--rotate", "10M"],
+    ])
+    func badValuesAreOneLineAndExit64(options: [String]) throws {
+        let result = try runStallwatch(["run"] + options + ["--", "/bin/sh", "-c", "echo ran"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: "), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("Error") }.count == 1, "\(result.stderr)")
+        #expect(!result.stdout.contains("ran"), "nothing started")
+        let attach = try runStallwatch(["attach"] + options + ["1"])
+        #expect(attach.status == 64 && attach.stderr.hasPrefix("Error: "), "\(attach.stderr)")
+    }
+}
+
+@Suite(.serialized) struct RotationTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stallwatch-rotation-\(UUID())").path
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// The files in the directory, as a shell's `out.ndjson*` lists them.
+    func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { directory + "/" + $0 }
+    }
+
+    @Test func aSmallSizeGivesSeveralWholeFilesAndReportReadsTheSet() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/out.ndjson"
+        // A stall record of this scenario is 12-20 KiB and its stall-detected 6 KiB: 8 KiB rotates at nearly every
+        // record, so most stalls begin in one file and end in the next.
+        let result = try runStallwatch(
+            repeatedStalls(["--format", "json", "--output", output, "--rotate", "8K,50"], stalls: 5, durationMs: 200))
+        #expect(result.status == 0, "\(result.stderr)")
+        let names = try files()
+        #expect(names.count >= 5, "\(names)")
+        var records: [JSONRecord] = []
+        for name in names {
+            let text = try String(contentsOfFile: name, encoding: .utf8)
+            #expect(text.hasSuffix("}\n"), "\(name) ends with a complete record")
+            records += try JSONLines.records(in: text)
+        }
+        #expect(records.compactMap(\.stall).count == 5)
+        #expect(records.compactMap(\.detected).count == 5)
+        let summary = try JSONLines.records(in: String(contentsOfFile: output, encoding: .utf8)).last?.summary
+        #expect(summary?.stalls == 5, "the summary is the newest file's last record")
+        let report = try runStallwatch(["report"] + names)
+        #expect(report.status == 0, "\(report.stderr)")
+        let headline = report.stdout.split(separator: "\n").first ?? ""
+        #expect(headline.hasPrefix("5 stalls ("), "\(headline)")
+        #expect(headline.contains(" in 1 run on 1 host, 1 fingerprint, from \(names.count) inputs"), "\(headline)")
+        #expect(report.stdout.contains("5 stalls: total"), "none unfinished: \(report.stdout)")
+    }
+
+    @Test func onlyKeepRotatedFilesStay() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/out.ndjson"
+        let result = try runStallwatch(
+            repeatedStalls(["--format", "json", "--output", output, "--rotate", "1K,2"], stalls: 3, durationMs: 200))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try files() == [output, output + ".1", output + ".2"])
+        // Every record has a file of its own at 1 KiB: the newest holds the summary, the two before it the last stall.
+        #expect(try JSONLines.records(in: String(contentsOfFile: output, encoding: .utf8)).map(\.event) == ["summary"])
+        #expect(try JSONLines.records(in: String(contentsOfFile: output + ".1", encoding: .utf8)).first?.stall?.id == 3)
+    }
+}
