@@ -210,7 +210,7 @@ final class HandlerSink: StallSink {
     private func deliverIfComplete(_ identifier: Int) {
         guard var stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
         open[identifier] = nil
-        stall.assembler.applyRateLimit(&rateLimiter, force: true)
+        stall.assembler.applyRateLimit(&rateLimiter, atEnd: true)
         handler(stall.assembler.finished(cpuNow: ended.cpu, now: ended.at))
     }
 
@@ -237,7 +237,7 @@ final class HandlerSink: StallSink {
 
     private func deliver(_ unfinished: StallAssembler) {
         var stall = unfinished
-        stall.applyRateLimit(&rateLimiter, force: true)
+        stall.applyRateLimit(&rateLimiter, atEnd: true)
         let report = stall.report
         handler(
             stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))

@@ -327,8 +327,8 @@ final class Collector {
     /// Finishes a stall: its CPU share and how it was seen, then the report.
     private func close(_ stall: StallCapturer.OpenStall) {
         var assembler = stall.assembler
-        // A stall no sample named (its captures failed) counts against its fingerprint's window all the same.
-        assembler.applyRateLimit(&rateLimiter, force: true)
+        // All its samples are in: it counts towards the fingerprint its report shows (or, named by no sample, is decided).
+        assembler.applyRateLimit(&rateLimiter, atEnd: true)
         if let mode = procStalls.removeValue(forKey: stall.key) {
             // Seen from outside, under `run` or beside an agent too: /proc's resolution, or the trace's exact times.
             assembler.note(attached: AttachedStall(mode: mode, resolutionNanoseconds: settings.thresholdNanoseconds))

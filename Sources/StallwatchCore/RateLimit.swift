@@ -123,6 +123,11 @@ public struct RateLimiter: Sendable {
         var start: UInt64
         var admitted: Int
         var suppressed: Int
+
+        /// Whether `moment` falls in the window: from its start for `length`, or before its start (out of order).
+        func contains(_ moment: UInt64, within length: UInt64) -> Bool {
+            moment < start || moment - start < length
+        }
     }
 
     /// Windows kept before those already over are forgotten: bounds the memory of a run with endless new fingerprints.
@@ -135,17 +140,36 @@ public struct RateLimiter: Sendable {
     /// Whether a stall of `fingerprint` detected at `now` (monotonic nanoseconds) gets a full report; counted either
     /// way. A moment before the window's start (stalls of two threads decided out of order) falls in the window.
     public mutating func admit(_ fingerprint: String, at now: UInt64) -> Bool {
-        if var window = windows[fingerprint], now < window.start || now - window.start < limit.windowNanoseconds {
+        if var window = windows[fingerprint], window.contains(now, within: limit.windowNanoseconds) {
             let admitted = window.admitted < limit.count
             if admitted { window.admitted += 1 } else { window.suppressed += 1 }
             windows[fingerprint] = window
             return admitted
         }
         if windows.count >= Self.pruneAbove {
-            windows = windows.filter { now < $0.value.start || now - $0.value.start < limit.windowNanoseconds }
+            windows = windows.filter { $0.value.contains(now, within: limit.windowNanoseconds) }
         }
         windows[fingerprint] = Window(start: now, admitted: 1, suppressed: 0)
         return true
+    }
+
+    /// A stall admitted at `moment` under `provisional` (its first sample's fingerprint) ended with the fingerprint
+    /// `final`, which its report carries: its count moves there, so the full reports of a fingerprint are counted by
+    /// the fingerprint the records show. Nothing moves when the two are equal.
+    public mutating func recount(from provisional: String, to final: String, admittedAt moment: UInt64) {
+        guard provisional != final else { return }
+        if var window = windows[provisional], window.contains(moment, within: limit.windowNanoseconds),
+            window.admitted > 0
+        {
+            window.admitted -= 1
+            windows[provisional] = window
+        }
+        if var window = windows[final], window.contains(moment, within: limit.windowNanoseconds) {
+            window.admitted += 1
+            windows[final] = window
+        } else {
+            windows[final] = Window(start: moment, admitted: 1, suppressed: 0)
+        }
     }
 
     /// The stalls of `fingerprint` not admitted in its current window so far.

@@ -77,6 +77,26 @@ import Testing
         #expect(limiter.suppressed("a") == 2 && limiter.suppressed("b") == 1 && limiter.suppressed("c") == 0)
     }
 
+    /// A stall admitted under its first sample's fingerprint whose report ends with another counts towards that one.
+    @Test func anAdmittedStallCountsTowardsItsFinalFingerprint() {
+        var limiter = RateLimiter(RateLimit(count: 2, windowNanoseconds: 10 * Self.second))
+        var decisions = [limiter.admit("a", at: 0), limiter.admit("b", at: 1)]
+        limiter.recount(from: "b", to: "a", admittedAt: 1)
+        // "a" has had two full reports; "b" none.
+        decisions += [limiter.admit("a", at: 2), limiter.admit("b", at: 3), limiter.admit("b", at: 4)]
+        #expect(decisions == [true, true, false, true, true])
+        limiter.recount(from: "a", to: "a", admittedAt: 0)
+        let unchanged = limiter.admit("b", at: 5)
+        #expect(!unchanged)
+        // Into a window that is over, or none: a new one opens at the stall's detection.
+        limiter.recount(from: "b", to: "c", admittedAt: 3)
+        limiter.recount(from: "a", to: "b", admittedAt: 20 * Self.second)
+        let afterNewWindows = [
+            limiter.admit("c", at: 6), limiter.admit("c", at: 7), limiter.admit("b", at: 21 * Self.second),
+        ]
+        #expect(afterNewWindows == [true, false, true])
+    }
+
     /// Two threads' stalls may be decided out of order: an earlier moment counts in the window it precedes.
     @Test func aMomentBeforeTheWindowCountsInIt() {
         #expect(admitted([100, 99, 98]) == [true, true, false])
@@ -128,12 +148,33 @@ import Testing
         #expect(second.isSuppressed && limiter?.suppressed(first.report.fingerprint) == 1)
     }
 
+    /// The first sample of a spinning thread may land in a helper; the stall's report names the function it spent
+    /// its time in, and that is the fingerprint its full report counts towards.
+    @Test func aFullStallCountsUnderTheFingerprintItsReportShows() {
+        var limiter: RateLimiter? = RateLimiter(RateLimit(count: 2, windowNanoseconds: 60_000_000_000))
+        let helper = Frame(
+            address: 0x2000, image: "/app/Daemon", offset: 0x20, symbol: "clockNow()", file: "C.swift", line: 9)
+        var odd = stall(1, detectedAt: 1_000_000_000)
+        odd.add(frames: [helper, frame], capturedAt: 1_000_000_000)
+        odd.applyRateLimit(&limiter)
+        for moment in 1...4 { odd.add(frames: [frame], capturedAt: 1_000_000_000 + UInt64(moment) * 80_000_000) }
+        odd.applyRateLimit(&limiter, atEnd: true)
+        let suppressed = (2...3).map { identifier in
+            var next = stall(identifier, detectedAt: UInt64(identifier) * 1_000_000_000)
+            next.add(frames: [frame], capturedAt: UInt64(identifier) * 1_000_000_000)
+            next.applyRateLimit(&limiter)
+            #expect(next.report.fingerprint == odd.report.fingerprint)
+            return next.isSuppressed
+        }
+        #expect(!odd.isSuppressed && suppressed == [false, true], "two full reports of one fingerprint")
+    }
+
     @Test func aStallWithoutSamplesIsDecidedAtItsEnd() {
         var limiter: RateLimiter? = RateLimiter(RateLimit(count: 1, windowNanoseconds: 60_000_000_000))
         var first = stall(1, detectedAt: 1_000_000_000)
-        first.applyRateLimit(&limiter, force: true)
+        first.applyRateLimit(&limiter, atEnd: true)
         var second = stall(2, detectedAt: 2_000_000_000)
-        second.applyRateLimit(&limiter, force: true)
+        second.applyRateLimit(&limiter, atEnd: true)
         #expect(!first.isSuppressed && second.isSuppressed)
     }
 
@@ -142,7 +183,7 @@ import Testing
         for identifier in 1...20 {
             var report = stall(identifier, detectedAt: UInt64(identifier) * 1_000_000_000)
             report.add(frames: [frame], capturedAt: 1)
-            report.applyRateLimit(&limiter, force: true)
+            report.applyRateLimit(&limiter, atEnd: true)
             #expect(!report.isSuppressed)
         }
     }

@@ -10,6 +10,8 @@ struct ReportRecord: Decodable {
     let culprit: Culprit?
     let samples: [Sample]?
     let watchedPids: [Int32]?
+    /// `--rate-limit` shortened the stall: one sample taken, none in the record.
+    let suppressed: Bool?
 
     struct Culprit: Decodable {
         let symbol: String?
