@@ -228,59 +228,60 @@ enum ArgumentDefinitions {
             abstract: "An earlier --format json report: the budgets ignore stalls it already has."),
     ]
 
-    static let watchOptions: [ArgumentDefinition] =
-        [
-            ArgumentDefinition(
-                key: .threshold,
-                names: ["--threshold"],
-                valueName: "duration",
-                abstract: """
-                    The watcher's timeout: a number with a unit (us, ms or s), from 1ms to 1 hour. \
-                    (default: \(DurationParser.format(defaults.threshold)))
-                    """
-            ),
-            ArgumentDefinition(
-                key: .count,
-                names: ["--count"],
-                valueName: "n",
-                abstract: """
-                    How many consecutive timeouts while the loop is busy make a stall, from \
-                    \(WatchSettings.countRange.lowerBound) to \(WatchSettings.countRange.upperBound). \
-                    (default: \(defaults.count))
-                    """
-            ),
-            ArgumentDefinition(
-                key: .maxSamples,
-                names: ["--max-samples"],
-                valueName: "n",
-                abstract: """
-                    Stacks to capture per stall: one when it is detected, then one per threshold \
-                    while it lasts, from \(WatchSettings.maxSamplesRange.lowerBound) to \
-                    \(WatchSettings.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
-                    """
-            ),
-            maxFrames,
-            ArgumentDefinition(
-                key: .format,
-                names: ["--format"],
-                valueName: "format",
-                abstract: "The report format; json writes one object per line. "
-                    + valuesNote(OutputFormat.allCases.map(\.rawValue), default: defaults.format.rawValue)
-            ),
-            ArgumentDefinition(
-                key: .output,
-                names: ["--output"],
-                valueName: "file",
-                abstract: "Append reports to <file>, each flushed as written, instead of stdout; '-' means stdout."
-            ),
-            ArgumentDefinition(
-                key: .color,
-                names: ["--color"],
-                valueName: "color",
-                abstract: "Color text reports; auto colors only a terminal whose TERM is not dumb. "
-                    + valuesNote(ColorChoice.allCases.map(\.rawValue), default: defaults.color.rawValue)
-            ),
-        ] + productionOptions
+    static let watchOptions: [ArgumentDefinition] = [
+        ArgumentDefinition(
+            key: .threshold,
+            names: ["--threshold"],
+            valueName: "duration",
+            abstract: """
+                The watcher's timeout: a number with a unit (us, ms or s), from 1ms to 1 hour. \
+                (default: \(DurationParser.format(defaults.threshold)))
+                """
+        ),
+        ArgumentDefinition(
+            key: .count,
+            names: ["--count"],
+            valueName: "n",
+            abstract: """
+                How many consecutive timeouts while the loop is busy make a stall, from \
+                \(WatchSettings.countRange.lowerBound) to \(WatchSettings.countRange.upperBound). \
+                (default: \(defaults.count))
+                """
+        ),
+        ArgumentDefinition(
+            key: .maxSamples,
+            names: ["--max-samples"],
+            valueName: "n",
+            abstract: """
+                Stacks to capture per stall: one when it is detected, then one per threshold \
+                while it lasts, from \(WatchSettings.maxSamplesRange.lowerBound) to \
+                \(WatchSettings.maxSamplesRange.upperBound). (default: \(defaults.maxSamples))
+                """
+        ),
+        maxFrames,
+        ArgumentDefinition(
+            key: .format,
+            names: ["--format"],
+            valueName: "format",
+            abstract: "The report format; json writes one object per line. "
+                + valuesNote(OutputFormat.allCases.map(\.rawValue), default: defaults.format.rawValue)
+        ),
+        ArgumentDefinition(
+            key: .output,
+            names: ["--output"],
+            valueName: "file",
+            abstract: "Append reports to <file>, each flushed as written, instead of stdout; '-' means stdout."
+        ),
+        ArgumentDefinition(
+            key: .color,
+            names: ["--color"],
+            valueName: "color",
+            abstract: "Color text reports; auto colors only a terminal whose TERM is not dumb. "
+                + valuesNote(ColorChoice.allCases.map(\.rawValue), default: defaults.color.rawValue)
+        ),
+        rateLimit,
+        rotate,
+    ]
 
     /// argument-parser's note for an option with a fixed set of values.
     private static func valuesNote(_ values: [String], default defaultValue: String) -> String {

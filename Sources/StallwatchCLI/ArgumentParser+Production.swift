@@ -3,20 +3,19 @@
 import StallwatchCore
 
 extension ArgumentDefinitions {
-    static let productionOptions: [ArgumentDefinition] = [
-        ArgumentDefinition(
-            key: .rateLimit, names: ["--rate-limit"], valueName: "n/duration",
-            abstract: "Report the first <n> stalls of each fingerprint in each window of <duration> (s, m, h or d:"
-                + " 2/1h, 5/10m) in full; later ones take one sample, the one that names their fingerprint, and get"
-                + " a short record (\"suppressed\": true). The summary and the budgets count every stall."
-                + " (default: off; library mode: \(RateLimit.libraryDefault))"),
-        ArgumentDefinition(
-            key: .rotate, names: ["--rotate"], valueName: "size[,keep]",
-            abstract: "With --output <file>: before a record would take <file> past <size> (K, M or G: 10M),"
-                + " rename it <file>.1 (and <file>.1 <file>.2, …), keeping <keep> rotated files, and go on in a"
-                + " fresh <file>; records are never split. 'stallwatch report <file>*' reads the set."
-                + " (default keep: \(OutputRotation.defaultKeep))"),
-    ]
+    static let rateLimit = ArgumentDefinition(
+        key: .rateLimit, names: ["--rate-limit"], valueName: "n/duration",
+        abstract: "Report the first <n> stalls of each fingerprint in each window of <duration> (s, m, h or d:"
+            + " 2/1h, 5/10m) in full; later ones take one sample, the one that names their fingerprint, and get"
+            + " a short record (\"suppressed\": true). The summary and the budgets count every stall."
+            + " (default: off; library mode: \(RateLimit.libraryDefault))")
+
+    static let rotate = ArgumentDefinition(
+        key: .rotate, names: ["--rotate"], valueName: "size[,keep]",
+        abstract: "With --output <file>: before a record would take <file> past <size> (K, M or G: 10M),"
+            + " rename it <file>.1 (and <file>.1 <file>.2, …), keeping <keep> rotated files, and go on in a"
+            + " fresh <file>; records are never split. 'stallwatch report <file>*' reads the set."
+            + " (default keep: \(OutputRotation.defaultKeep))")
 }
 
 extension ArgumentParser {

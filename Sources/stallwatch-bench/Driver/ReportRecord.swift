@@ -19,6 +19,7 @@ struct ReportRecord: Decodable {
 
     struct Sample: Decodable {
         let stoppedMs: Double?
+        let capturedAfterMs: Double?
     }
 
     /// Every record in JSON-lines text; lines that are not records (a workload's own output) are skipped.

@@ -5,7 +5,6 @@
 // callout (so its stack has the run-loop frames a real stall has) and notes every jump in CLOCK_MONOTONIC
 // longer than `threshold`: while it is stopped, its clock readings stop too. SIGUSR1 ends the spin early, so a
 // driver that cannot know how long its measurements take can start it long and stop it when done.
-import CStallwatchSystem
 import CoreFoundation
 import Foundation
 import Synchronization
@@ -45,34 +44,8 @@ enum GapRecorder {
         while !recording.finished, end.timeIntervalSinceNow > 0 {
             _ = RunLoop.main.run(mode: .default, before: end)
         }
-        let report =
-            recording.gaps.prefix(recording.count).map(\.line) + recording.stops.map { "\(stopPrefix)\(Int($0))" }
-        FileHandle.standardOutput.write(Data((report.joined(separator: "\n") + "\n").utf8))
-    }
-
-    /// Each spin's time stopped: a thread that always wants to run is neither running nor waiting for a CPU only while
-    /// it is stopped, so preemption by other work on the machine does not count.
-    private static let stopPrefix = "stallwatch-bench: spin stopped_ns="
-
-    /// The calling thread's time on a CPU (`CLOCK_THREAD_CPUTIME_ID`, exact) plus its run-queue wait (schedstat's
-    /// second field, whole while the thread runs), and the monotonic clock. (schedstat's first field, the CPU time, is
-    /// brought up to date only at the scheduler's ticks: milliseconds off for a thread that spins.)
-    private static func busyTime() -> (wall: UInt64, busy: UInt64)? {
-        guard let text = try? String(contentsOfFile: "/proc/self/task/\(sw_thread_id())/schedstat", encoding: .utf8)
-        else { return nil }
-        let fields = text.split(separator: " ")
-        guard fields.count >= 2, let waiting = UInt64(fields[1]) else { return nil }
-        var cpu = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
-        let onCPU = UInt64(cpu.tv_sec) * 1_000_000_000 + UInt64(cpu.tv_nsec)
-        return (MonotonicClock.now(), onCPU + waiting)
-    }
-
-    /// The spins' stopped times, in order, from the target's output.
-    static func spinStops(in output: String) -> [Double] {
-        output.split(separator: "\n").compactMap { line in
-            line.hasPrefix(stopPrefix) ? Double(line.dropFirst(stopPrefix.count)) : nil
-        }
+        let report = recording.gaps.prefix(recording.count).map(\.line).joined(separator: "\n")
+        FileHandle.standardOutput.write(Data((report + "\n").utf8))
     }
 
     /// One spin in a timer callout `delay` seconds from now, and the next one after it while any remain.
@@ -81,11 +54,7 @@ enum GapRecorder {
             if !recording.started { FileHandle.standardOutput.write(Data((readyLine + "\n").utf8)) }
             recording.started = true
             let free = UnsafeMutableBufferPointer(rebasing: recording.gaps[recording.count...])
-            let before = busyTime()
             recording.count += spin(until: MonotonicClock.now() + UInt64(seconds * 1e9), into: free)
-            if let before, let after = busyTime() {
-                recording.stops.append(Double(after.wall - before.wall) - Double(after.busy - before.busy))
-            }
             recording.remaining -= 1
             if recording.remaining > 0, !stopRequested.load(ordering: .relaxed) {
                 scheduleSpin(after: pause, seconds: seconds, recording: recording)
@@ -132,8 +101,6 @@ enum GapRecorder {
         var count = 0
         var remaining = 1
         var started = false
-        /// Each spin's stopped time, nanoseconds (``SchedulerStatistics``).
-        var stops: [Double] = []
         var finished = false
     }
 }
