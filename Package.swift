@@ -29,18 +29,21 @@ let package = Package(
         // Remote (ptrace) unwinding: unw_* are C macros, so every libunwind call lives here.
         .target(
             name: "CStallwatchUnwind",
-            dependencies: ["CLibunwind"],
+            dependencies: ["CLibunwind", "CStallwatchLoopModel"],
             linkerSettings: [.linkedLibrary("lzma")]
         ),
-        // The agent's C half: load-time constructor and the async-signal-safe in-process stack capture.
+        // The agent's C half: the load hook, the stand-ins for CoreFoundation's run loop and libdispatch (originals
+        // found one way), the activity boards and their publishers, and the async-signal-safe in-process capture.
         // It never links libunwind (that would interpose _Unwind_* in the workload); it dlopens it locally.
         .target(
             name: "CStallwatchAgentSupport",
-            dependencies: ["CStallwatchNesting"],
+            dependencies: ["CStallwatchLoopModel"],
             linkerSettings: [.linkedLibrary("dl")]
         ),
-        // The run-loop nesting model in C (header only): Core's `RunLoopNesting` and the agent's C hot path share it.
-        .target(name: "CStallwatchNesting"),
+        // The loop model in C (header only), defined once for both languages: phases and which are busy, the packed
+        // activity word, the histogram's buckets, the run-loop nesting model, what the observers' activities move it
+        // to, and the capture rules both captures share. Core reads it; the agent's C hot path inlines it.
+        .target(name: "CStallwatchLoopModel"),
         // Function names from ELF symbol tables with elfutils' libelf (Debian's libelf-dev), for the collector only.
         .target(name: "CStallwatchElf", linkerSettings: [.linkedLibrary("elf")]),
         // The kernel trace source: the BPF program that follows watched threads in and out of their loop's waits
@@ -54,13 +57,14 @@ let package = Package(
         // Errno-returning system calls as typed errors, and posix_spawn set up the way every child needs.
         .target(name: "StallwatchSystem", dependencies: ["CStallwatchSystem"]),
         // Value types and pure logic: settings, the stall detector, reports and what they are built from.
-        .target(name: "StallwatchCore", dependencies: ["CStallwatchNesting"]),
+        .target(name: "StallwatchCore", dependencies: ["CStallwatchLoopModel"]),
         // In the workload: run-loop observers, the watcher thread, in-process capture. Links only the image map and
         // the in-process symbolicator, never the readers of target files.
         .target(
             name: "StallwatchAgent",
             dependencies: [
-                "StallwatchCore", "StallwatchImages", "StallwatchSystem", "CStallwatchAgentSupport",
+                "StallwatchCore", "StallwatchImages", "StallwatchSystem", "StallwatchMetrics",
+                "CStallwatchAgentSupport",
                 "CStallwatchSystem",
             ]
         ),
@@ -81,9 +85,12 @@ let package = Package(
             name: "StallwatchCollector",
             dependencies: [
                 "StallwatchCore", "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols",
-                "CStallwatchSystem", "CStallwatchTrace",
+                "StallwatchMetrics", "CStallwatchSystem", "CStallwatchTrace",
             ]
         ),
+        // Prometheus metrics (`--metrics`, `STALLWATCH_METRICS`): the numbers, their text exposition, and the small
+        // HTTP endpoint that serves it from a thread of its own.
+        .target(name: "StallwatchMetrics", dependencies: ["StallwatchCore", "CStallwatchSystem"]),
         // Rendering: text, JSON lines and JUnit, from the report model only.
         .target(name: "StallwatchReport", dependencies: ["StallwatchCore"]),
         // Reading any number of NDJSON reports and merging their stalls by fingerprint (`stallwatch report`).
@@ -100,7 +107,7 @@ let package = Package(
             name: "StallwatchCLI",
             dependencies: [
                 "StallwatchCore", "StallwatchSystem", "StallwatchCollector", "StallwatchReport", "StallwatchAggregate",
-                "StallwatchExport",
+                "StallwatchExport", "StallwatchMetrics",
             ]
         ),
         // The Swift runtime and FoundationEssentials linked in: binding ~20 shared libraries took 4 of the 7 ms a
@@ -129,11 +136,14 @@ let package = Package(
             name: "stallwatch-fuzz",
             dependencies: [
                 "StallwatchCLI", "StallwatchCore", "StallwatchImages", "StallwatchSymbols", "StallwatchAggregate",
-                "StallwatchExport", "CStallwatchElf", "CStallwatchSystem",
+                "StallwatchExport", "StallwatchMetrics", "CStallwatchElf", "CStallwatchSystem",
             ]
         ),
         .testTarget(name: "StallwatchCoreTests", dependencies: ["StallwatchCore"]),
-        .testTarget(name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector"]),
+        .testTarget(name: "StallwatchMetricsTests", dependencies: ["StallwatchMetrics", "StallwatchCore"]),
+        .testTarget(
+            name: "StallwatchCLITests", dependencies: ["StallwatchCLI", "StallwatchCollector", "StallwatchMetrics"]
+        ),
         .testTarget(
             name: "StallwatchCollectorTests",
             dependencies: ["StallwatchCollector", "StallwatchCore", "StallwatchTestSupport"]

@@ -1,6 +1,6 @@
 // The run-loop activity board (see sw_activity_board.h for why it is C, sw_board_internal.h for its layout and the
-// publish path). The low byte of the packed word and the histogram's buckets are StallwatchCore's (`PackedActivity`,
-// `LatencyHistogram`); StallwatchAgentTests checks that both sides agree, and that publishing calls nothing.
+// publish path). The packed word's layout and the histogram's buckets are the loop model's (CStallwatchLoopModel),
+// which StallwatchCore reads too; StallwatchAgentTests checks that publishing calls nothing.
 //
 // The board clock. A transition's time is read on the watched thread at every transition, so it is the time-stamp
 // counter where the kernel itself keeps time by it (its clocksource is `tsc`: the counter runs at a constant rate, on
@@ -118,30 +118,18 @@ SW_INLINE uint64_t ticks_to_nanoseconds(uint64_t ticks) {
     return (uint64_t)(((unsigned __int128)ticks * rate) >> 32);
 }
 
-/// The histogram bucket of a busy period (StallwatchCore's `LatencyHistogram.index`): 8 sub-buckets per power of two
-/// of microseconds.
-static int busy_bucket(uint64_t nanoseconds) {
-    uint64_t micros = nanoseconds / 1000;
-    if (micros < 8) return (int)micros;
-    int magnitude = 63 - __builtin_clzll(micros);
-    int shift = magnitude - 3;
-    int sub = (int)((micros >> shift) & 7);
-    int index = (shift + 1) * 8 + sub;
-    return index < SW_BOARD_BUSY_BUCKETS - 1 ? index : SW_BOARD_BUSY_BUCKETS - 1;
-}
-
 void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp) {
     uint64_t since = board->busy_since;
     board->busy_since = 0;
     if (since == 0 || stamp <= since) return;
     uint64_t period = uses_counter(board) ? ticks_to_nanoseconds(stamp - since) : stamp - since;
-    _Atomic uint64_t *bucket = &board->busy_periods[busy_bucket(period)];
+    _Atomic uint64_t *bucket = &board->busy_periods[sw_histogram_bucket(period)];
     atomic_store_explicit(bucket, atomic_load_explicit(bucket, memory_order_relaxed) + 1, memory_order_relaxed);
     if (period > atomic_load_explicit(&board->longest_busy_period, memory_order_relaxed))
         atomic_store_explicit(&board->longest_busy_period, period, memory_order_relaxed);
 }
 
-int sw_board_busy_bucket(uint64_t nanoseconds) { return busy_bucket(nanoseconds); }
+int sw_board_busy_bucket(uint64_t nanoseconds) { return sw_histogram_bucket(nanoseconds); }
 
 /// CLOCK_MONOTONIC now (coarse where `precise` is 0), later than the board's earlier stamps.
 static uint64_t monotonic_stamp(sw_activity_board *board, int precise) {
@@ -172,12 +160,12 @@ uint64_t sw_board_publish_slowly(sw_activity_board *board, uint8_t mode_phase, i
 }
 
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise) {
-    sw_board_publish_now(board, (uint8_t)((mode & 0xF) << 4 | (phase & 0xF)), precise, board->keeps_busy_periods);
+    sw_board_publish_now(board, sw_packed_state(phase, mode), precise, board->keeps_busy_periods);
 }
 
 uint64_t sw_board_unwrap_stamp(uint64_t packed, uint64_t now) {
-    uint64_t age = (now - packed) & SW_STAMP_MASK;
-    uint64_t ahead = (packed - now) & SW_STAMP_MASK;
+    uint64_t age = (now - packed) & SW_PACKED_STAMP_MASK;
+    uint64_t ahead = (packed - now) & SW_PACKED_STAMP_MASK;
     // Half the range either way: a stamp ahead of now is at most a scheduling delay ahead (published between the
     // reader's clock read and its load of the word).
     return ahead < age ? now + ahead : (now >= age ? now - age : 0);
@@ -200,7 +188,7 @@ uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds) {
         *nanoseconds = 0;
         return 0;
     }
-    uint64_t packed = word >> sw_low_bits;
+    uint64_t packed = sw_packed_word_stamp(word);
     if (!uses_counter(board)) {
         *nanoseconds = sw_board_unwrap_stamp(packed, sw_board_clock_ns(CLOCK_MONOTONIC));
         return word;
@@ -223,7 +211,7 @@ uint64_t sw_board_end_probe(const sw_activity_board *board) {
 }
 
 uint64_t sw_board_busy_periods(const sw_activity_board *board, int index) {
-    if (!board->keeps_busy_periods || index < 0 || index >= SW_BOARD_BUSY_BUCKETS) return 0;
+    if (!board->keeps_busy_periods || index < 0 || index >= SW_HISTOGRAM_BUCKETS) return 0;
     return atomic_load_explicit(&board->busy_periods[index], memory_order_relaxed);
 }
 

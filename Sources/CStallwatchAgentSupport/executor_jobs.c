@@ -1,15 +1,12 @@
-// Sees each job that Swift concurrency's global executor runs on a thread, without any code in the program. On Linux
-// the concurrency runtime (libswift_Concurrency.so) hands every job to libdispatch through its PLT: an immediate job
-// with dispatch_async_f(queue, job, runner), a delayed one with dispatch_after_f(when, queue, job, runner), one with
-// leeway through a timer source's dispatch_source_set_event_handler_f(source, handler). The preloaded agent defines
-// those three first, and where the function handed on lies in the concurrency runtime's code, hands on a trampoline
-// of its own instead: on the thread that runs the job it brackets the runtime's function with "job begins" and "job
-// ends". Nothing is allocated per job: the job (the context) is passed through untouched, and the runtime's function
-// is the same for every job of a kind, so it is learned once. Every other caller is passed through as it came.
-// Swift cannot define a C symbol of a given name, nor run code at thread exit.
+// Sees each job that Swift concurrency's global executor runs on a thread, without any code in the program: the
+// hooks of the agent's libdispatch stand-ins (dispatch.c). Where the function handed to libdispatch lies in the
+// concurrency runtime's code, the stand-in hands on a trampoline of the hooks' instead: on the thread that runs the
+// job it brackets the runtime's function with "job begins" and "job ends". Nothing is allocated per job: the job (the
+// context) is passed through untouched, and the runtime's function is the same for every job of a kind, so it is
+// learned once. Swift cannot run code at thread exit.
 #define _GNU_SOURCE
 #include "CStallwatchAgentSupport.h"
-#include "sw_interposition.h"
+#include "sw_stand_in_hooks.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -18,22 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef void (*sw_work_fn)(void *);
-typedef void (*sw_async_f_fn)(void *queue, void *context, sw_work_fn work);
-typedef void (*sw_after_f_fn)(uint64_t when, void *queue, void *context, sw_work_fn work);
-typedef void (*sw_handler_f_fn)(void *source, sw_work_fn handler);
-
-static _Atomic(sw_executor_thread_started_fn) started_hook;
+_Atomic(sw_executor_thread_started_fn) sw_executor_started_hook;
 static _Atomic(sw_executor_job_fn) job_hook;
 static _Atomic(sw_executor_thread_exiting_fn) exiting_hook;
 
-/// The concurrency runtime's code, [low, high): 0, 0 until hooks are set, or when it is not a library of its own.
-static _Atomic(uintptr_t) runtime_low;
-static _Atomic(uintptr_t) runtime_high;
-
-/// The runtime's job runner (dispatch_async_f and dispatch_after_f) and its timer-source handler, once seen.
-static _Atomic(sw_work_fn) job_runner;
-static _Atomic(sw_work_fn) source_runner;
+_Atomic(uintptr_t) sw_concurrency_runtime_low;
+_Atomic(uintptr_t) sw_concurrency_runtime_high;
+_Atomic(sw_work_fn) sw_executor_job_runner;
+_Atomic(sw_work_fn) sw_executor_source_runner;
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -82,19 +71,19 @@ static int find_runtime_code(struct dl_phdr_info *info, size_t size, void *data)
     const char *base = strrchr(name, '/');
     base = base != NULL ? base + 1 : name;
     if (strncmp(base, "libswift_Concurrency.so", strlen("libswift_Concurrency.so")) == 0) {
-        atomic_store(&runtime_low, found_low);
-        atomic_store(&runtime_high, found_high);
+        atomic_store(&sw_concurrency_runtime_low, found_low);
+        atomic_store(&sw_concurrency_runtime_high, found_high);
     }
     return 1;
 }
 
-void sw_agent_set_executor_hooks(
-    sw_executor_thread_started_fn started, sw_executor_job_fn job, sw_executor_thread_exiting_fn exiting) {
+void sw_agent_set_executor_hooks(sw_executor_thread_started_fn started, sw_executor_job_fn job,
+                                 sw_executor_thread_exiting_fn exiting) {
     pthread_once(&exit_key_once, make_exit_key);
     atomic_store(&exiting_hook, exiting);
     atomic_store(&job_hook, job);
-    atomic_store(&started_hook, started);
-    if (atomic_load(&runtime_high) == 0) {
+    atomic_store(&sw_executor_started_hook, started);
+    if (atomic_load(&sw_concurrency_runtime_high) == 0) {
         void *run = dlsym(RTLD_DEFAULT, "swift_job_run");
         if (run != NULL) (void)dl_iterate_phdr(find_runtime_code, run);
     }
@@ -102,24 +91,8 @@ void sw_agent_set_executor_hooks(
 }
 
 void sw_agent_stop_executor_hooks(void) {
-    atomic_store(&started_hook, NULL);
+    atomic_store(&sw_executor_started_hook, NULL);
     atomic_fetch_add(&hooks_generation, 1);
-}
-
-/// Whether `work` is the concurrency runtime's, for `slot`: the first of the runtime's functions seen there is taken
-/// as the runner of that kind, and only it is wrapped.
-static inline int is_runtime_runner(sw_work_fn work, _Atomic(sw_work_fn) *slot) {
-    uintptr_t address = (uintptr_t)work;
-    uintptr_t high = atomic_load_explicit(&runtime_high, memory_order_relaxed);
-    if (high == 0 || address >= high || address < atomic_load_explicit(&runtime_low, memory_order_relaxed)) return 0;
-    if (atomic_load_explicit(&started_hook, memory_order_relaxed) == NULL) return 0;
-    sw_work_fn known = atomic_load_explicit(slot, memory_order_acquire);
-    if (known == NULL) {
-        sw_work_fn expected = NULL;
-        if (atomic_compare_exchange_strong(slot, &expected, work)) return 1;
-        known = expected;
-    }
-    return known == work;
 }
 
 /// Offers the calling thread to the watch that started since its last job, letting the previous watch's go.
@@ -131,7 +104,7 @@ static void offer_thread(thread_part *state, unsigned generation) {
         thread_exiting(state->watch);
         state->watch = NULL;
     }
-    sw_executor_thread_started_fn hook = atomic_load(&started_hook);
+    sw_executor_thread_started_fn hook = atomic_load(&sw_executor_started_hook);
     // The main thread's jobs (the main actor's) are the main loop's or main queue's: watched there.
     if (hook != NULL && sw_agent_gettid() != getpid()) {
         state->watch = hook();
@@ -151,29 +124,6 @@ static inline void run_job(sw_work_fn runner, void *context) {
     if (job != NULL && --state->depth == 0) job(watch, 0);
 }
 
-static void job_trampoline(void *context) { run_job(atomic_load(&job_runner), context); }
+void sw_executor_job_trampoline(void *context) { run_job(atomic_load(&sw_executor_job_runner), context); }
 
-static void source_trampoline(void *context) { run_job(atomic_load(&source_runner), context); }
-
-static _Atomic(sw_async_f_fn) real_async_f;
-static _Atomic(sw_after_f_fn) real_after_f;
-static _Atomic(sw_handler_f_fn) real_handler_f;
-
-__attribute__((visibility("default"))) void dispatch_async_f(void *queue, void *context, sw_work_fn work) {
-    SW_NEXT(sw_async_f_fn, real_async_f, "dispatch_async_f")
-    if (real == NULL) return;
-    real(queue, context, is_runtime_runner(work, &job_runner) ? job_trampoline : work);
-}
-
-__attribute__((visibility("default"))) void dispatch_after_f(
-    uint64_t when, void *queue, void *context, sw_work_fn work) {
-    SW_NEXT(sw_after_f_fn, real_after_f, "dispatch_after_f")
-    if (real == NULL) return;
-    real(when, queue, context, is_runtime_runner(work, &job_runner) ? job_trampoline : work);
-}
-
-__attribute__((visibility("default"))) void dispatch_source_set_event_handler_f(void *source, sw_work_fn handler) {
-    SW_NEXT(sw_handler_f_fn, real_handler_f, "dispatch_source_set_event_handler_f")
-    if (real == NULL) return;
-    real(source, handler != NULL && is_runtime_runner(handler, &source_runner) ? source_trampoline : handler);
-}
+void sw_executor_source_trampoline(void *context) { run_job(atomic_load(&sw_executor_source_runner), context); }

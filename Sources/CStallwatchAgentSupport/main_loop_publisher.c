@@ -5,7 +5,8 @@
 #include <pthread.h>
 
 // A run asked for no mode, before any name is kept, matches the name kept (NULL): the entry of mode 0, none.
-struct sw_main_loop_publisher sw_main_publisher = {.last_entry_state = sw_nesting_phase_entry};
+// (Mode 0's state byte is its phase alone.)
+struct sw_main_loop_publisher sw_main_publisher = {.last_entry_state = sw_phase_entry};
 // Runs do not publish until a monitor starts; before sw_main_loop_board makes it, the board is not ready to.
 sw_activity_board sw_main_board = {.slow_reasons = sw_board_slow_runs_unpublished};
 
@@ -17,20 +18,6 @@ sw_activity_board *sw_main_loop_board(void) {
     pthread_once(&main_board_once, make_main_board);
     return &sw_main_board;
 }
-
-enum {
-    // CFRunLoopActivity bits.
-    activity_entry = 1u << 0,
-    activity_before_sources = 1u << 2,
-    activity_before_waiting = 1u << 5,
-    activity_after_waiting = 1u << 6,
-    activity_exit = 1u << 7,
-    // LoopPhase raw values.
-    phase_before_sources = 2,
-    phase_before_waiting = 3,
-    phase_sleeping = 4,
-    phase_after_waiting = 5,
-};
 
 void sw_main_loop_publisher_start(sw_mode_index_named_fn index_named, sw_current_mode_index_fn current_mode_index,
                                   void *default_mode_name, int publishes_runs) {
@@ -45,8 +32,7 @@ void sw_main_loop_publisher_start(sw_mode_index_named_fn index_named, sw_current
 }
 
 void sw_main_loop_publisher_stop_runs(void) {
-    atomic_fetch_or_explicit(&sw_main_loop_board()->slow_reasons, sw_board_slow_runs_unpublished,
-                             memory_order_release);
+    atomic_fetch_or_explicit(&sw_main_loop_board()->slow_reasons, sw_board_slow_runs_unpublished, memory_order_release);
 }
 
 void sw_main_loop_modes_changed(void) {
@@ -95,34 +81,37 @@ static sw_activity_board *observed_board(void) {
     return atomic_load_explicit(&sw_main_publisher.observed, memory_order_acquire) ? &sw_main_board : NULL;
 }
 
+/// The observers' call-out: the activity CoreFoundation reports, as the loop model's table reads it.
+SW_INLINE void observe(unsigned long cf_activity, int last_observer) {
+    sw_activity_board *board = observed_board();
+    if (board == NULL) return;
+    sw_loop_activity activity = sw_activity_observed(cf_activity, last_observer);
+    int precise = sw_activity_is_precise(activity);
+    switch (activity) {
+    case sw_activity_none: break;
+    case sw_activity_entry:
+        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, current_mode_index()), precise, 1);
+        break;
+    case sw_activity_exit: sw_board_publish_now(board, sw_nesting_exit(&sw_main_publisher.nesting), precise, 1); break;
+    default: move(board, sw_activity_phase(activity), precise); break;
+    }
+}
+
 void sw_main_loop_first_observer(void *observer, unsigned long activity, void *info) {
     (void)observer;
     (void)info;
-    sw_activity_board *board = observed_board();
-    if (board == NULL) return;
-    switch (activity) {
-    case activity_before_sources: move(board, phase_before_sources, 0); break;
-    case activity_after_waiting: move(board, phase_after_waiting, 1); break;
-    case activity_before_waiting: move(board, phase_before_waiting, 1); break;
-    case activity_entry:
-        sw_board_publish_now(board, sw_nesting_enter(&sw_main_publisher.nesting, current_mode_index()), 1, 1);
-        break;
-    case activity_exit:
-        sw_board_publish_now(board, sw_nesting_exit(&sw_main_publisher.nesting), 1, 1);
-        break;
-    default: break;
-    }
+    observe(activity, 0);
 }
 
 void sw_main_loop_last_observer(void *observer, unsigned long activity, void *info) {
     (void)observer;
     (void)activity;
     (void)info;
-    sw_activity_board *board = observed_board();
-    if (board != NULL) move(board, phase_sleeping, 1);
+    // Asked for beforeWaiting alone (RunLoopObservers.lastActivities): what the table gives it, with no test.
+    observe(sw_cf_activity_before_waiting, 1);
 }
 
 void sw_main_loop_progress(void) {
     sw_activity_board *board = observed_board();
-    if (board != NULL) move(board, phase_before_sources, 1);
+    if (board != NULL) move(board, sw_phase_before_sources, 1);
 }

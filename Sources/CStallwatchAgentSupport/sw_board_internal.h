@@ -3,33 +3,17 @@
 #ifndef SW_BOARD_INTERNAL_H
 #define SW_BOARD_INTERNAL_H
 
+#include "CStallwatchLoopModel.h"
 #include "sw_activity_board.h"
+#include "sw_agent_internal.h"
 
 #include <stdatomic.h>
 #include <time.h>
 
-// Always inlined, in debug builds too: publishing must stay one function whose only calls are its rare paths.
-#define SW_INLINE static inline __attribute__((always_inline))
-
-// A rare path the hot paths call: out of line and, where the compiler can, saving every register it uses, so that a
-// caller keeps its own values in registers across the call instead of saving them on every pass.
-#if defined(__has_attribute) && __has_attribute(preserve_most)
-#define SW_RARE __attribute__((noinline, preserve_most, visibility("hidden")))
-#else
-#define SW_RARE __attribute__((noinline, visibility("hidden")))
-#endif
-
-enum {
-    // LoopPhase raw values.
-    sw_phase_sleeping = 4,
-    // LoopPhase.isBusy: entry, beforeSources, beforeWaiting, afterWaiting, mainQueue, outsideLoop, task.
-    sw_busy_phases = (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9),
-    // The packed word, high to low: 56 bits of stamp, 4 of mode, 4 of phase (StallwatchCore's `PackedActivity`
-    // reads the low 8). The stamp is the board clock's reading: ticks of the time-stamp counter (wrapping after
-    // 2^56, some 300 days at 3 GHz) or CLOCK_MONOTONIC nanoseconds (2.3 years); either is strictly later at every
-    // transition of a thread, so the whole word changes at each. sw_board_read turns it into CLOCK_MONOTONIC time.
-    sw_low_bits = 8,
-};
+// The packed word (sw_packed_activity.h) holds the board clock's reading as its stamp: ticks of the time-stamp
+// counter (wrapping after 2^56, some 300 days at 3 GHz) or CLOCK_MONOTONIC nanoseconds (2.3 years); either is
+// strictly later at every transition of a thread, so the whole word changes at each. sw_board_read turns it into
+// CLOCK_MONOTONIC time.
 
 /// Why a transition cannot take the inline path and goes through sw_board_publish_slowly: the bits of a board's
 /// `slow_reasons`, all clear in the common case, so that the inline path tests one word for all of them.
@@ -49,8 +33,6 @@ enum {
     sw_board_slow_for_any_transition = sw_board_slow_end_probe | sw_board_slow_monotonic_clock,
 };
 
-#define SW_STAMP_MASK ((1ull << 56) - 1)
-
 struct sw_activity_board {
     _Atomic uint64_t word;
     /// sw_board_slow_* bits.
@@ -65,12 +47,12 @@ struct sw_activity_board {
     uint64_t busy_since;
     // Written by the loop thread alone, read by the watcher: plain loads and stores, no read-modify-write.
     _Atomic uint64_t longest_busy_period;
-    _Atomic uint64_t busy_periods[SW_BOARD_BUSY_BUCKETS];
+    _Atomic uint64_t busy_periods[SW_HISTOGRAM_BUCKETS];
 };
 
 /// Nanoseconds per tick of the time-stamp counter, in 32.32 fixed point: refined by every read of a board, used by
 /// the loop thread to turn a busy period into nanoseconds.
-extern _Atomic uint64_t sw_board_nanoseconds_per_tick_q32 __attribute__((visibility("hidden")));
+extern _Atomic uint64_t sw_board_nanoseconds_per_tick_q32 SW_HIDDEN;
 
 SW_INLINE uint64_t sw_board_counter(void) {
 #if defined(__x86_64__)
@@ -88,18 +70,17 @@ SW_INLINE uint64_t sw_board_clock_ns(clockid_t clock) {
 
 /// Makes `board` (zeroed, but for slow reasons it starts with, which it keeps) a board on the counter if `counter`
 /// (and the counter is usable), else on CLOCK_MONOTONIC.
-__attribute__((visibility("hidden"))) void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods,
-                                                               int counter);
+SW_HIDDEN void sw_board_initialize(sw_activity_board *board, int keeps_busy_periods, int counter);
 
 /// Rare (once per busy period that ends in sleep), so out of line.
 SW_RARE void sw_board_count_busy_period(sw_activity_board *board, uint64_t stamp);
 
 /// A busy period runs from waking (or entering, or coming back from a loop) to going to sleep.
 SW_INLINE void sw_board_track_busy_period(sw_activity_board *board, uint8_t mode_phase, uint64_t stamp) {
-    uint8_t phase = mode_phase & 0xF;
+    uint8_t phase = sw_packed_state_phase(mode_phase);
     if (phase == sw_phase_sleeping) {
         sw_board_count_busy_period(board, stamp);
-    } else if (board->busy_since == 0 && ((sw_busy_phases >> phase) & 1)) {
+    } else if (board->busy_since == 0 && sw_phase_is_busy(phase)) {
         board->busy_since = stamp;
     }
 }
@@ -111,12 +92,12 @@ SW_INLINE void sw_board_track_busy_period(sw_activity_board *board, uint8_t mode
 SW_RARE uint64_t sw_board_publish_slowly(sw_activity_board *board, uint8_t mode_phase, int precise, int from_run);
 
 SW_INLINE uint64_t sw_board_store(sw_activity_board *board, uint64_t stamp, uint8_t mode_phase) {
-    uint64_t word = stamp << sw_low_bits | mode_phase;
+    uint64_t word = sw_packed_word(stamp, mode_phase);
     atomic_store_explicit(&board->word, word, memory_order_relaxed);
     return word;
 }
 
-/// Publishes `mode_phase` (mode << 4 | phase) at the board clock's time now (on CLOCK_MONOTONIC, the coarse one
+/// Publishes `mode_phase` (a sw_packed_state) at the board clock's time now (on CLOCK_MONOTONIC, the coarse one
 /// unless `precise`); returns the new word. `keeps_busy_periods` is the board's (a constant where the caller knows
 /// it, which leaves the check out).
 SW_INLINE uint64_t sw_board_publish_now(sw_activity_board *board, uint8_t mode_phase, int precise,

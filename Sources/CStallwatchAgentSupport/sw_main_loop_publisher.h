@@ -6,12 +6,12 @@
 
 #include "CStallwatchAgentSupport.h"
 #include "sw_board_internal.h"
-#include "sw_run_loop_nesting.h"
+#include "CStallwatchLoopModel.h"
 
 /// The main loop's board, for the life of the process (sw_main_loop_board): at a fixed address, so that the run
 /// hooks reach it with no load, and whether runs publish is one of its slow reasons
 /// (sw_board_slow_runs_unpublished), tested with the rest.
-extern sw_activity_board sw_main_board __attribute__((visibility("hidden")));
+extern sw_activity_board sw_main_board SW_HIDDEN;
 
 /// The main thread's publishing state (the agent runs one monitor). Written on the main thread alone, but for the
 /// atomics, which the watcher sets.
@@ -34,7 +34,7 @@ struct sw_main_loop_publisher {
     sw_current_mode_index_fn current_mode_index;
 };
 
-extern struct sw_main_loop_publisher sw_main_publisher __attribute__((visibility("hidden")));
+extern struct sw_main_loop_publisher sw_main_publisher SW_HIDDEN;
 
 /// The entry state of a run in `mode` (the name it was asked for), when that is not the last one seen. Rare.
 SW_RARE uint8_t sw_main_entry_state_asked(void *mode);
@@ -63,10 +63,10 @@ SW_INLINE uint8_t sw_main_run_entered(void *mode, uint32_t reasons) {
 /// is not taken for one outside it. The nesting follows even if runs stopped publishing meanwhile.
 SW_INLINE void sw_main_run_exited(uint8_t outer, int32_t result) {
     sw_nesting *nesting = &sw_main_publisher.nesting;
-    if (outer == sw_nesting_phase_outside_loop) {
+    if (outer == sw_phase_outside_loop) {
         // Between two runs of a pumped loop (a Foundation loop's every iteration): one comparison, a constant state.
-        sw_board_publish_inside_busy_period(&sw_main_board, sw_nesting_exit_to(nesting, sw_nesting_phase_outside_loop));
-    } else if (!sw_nesting_is_outside_loops(outer)) {
+        sw_board_publish_inside_busy_period(&sw_main_board, sw_nesting_exit_to(nesting, sw_phase_outside_loop));
+    } else if (!sw_phase_is_outside_loops(outer)) {
         // Back in a callout of the loop outside.
         sw_board_publish_inside_busy_period(&sw_main_board, sw_nesting_exit_to(nesting, outer));
     } else {

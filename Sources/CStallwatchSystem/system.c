@@ -18,9 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-int sw_signalfd_create(const sigset_t *mask) {
-    return signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
-}
+int sw_signalfd_create(const sigset_t *mask) { return signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC); }
 
 int sw_signalfd_read(int descriptor, int *sent_by_process) {
     struct signalfd_siginfo info;
@@ -60,13 +58,9 @@ unsigned long sw_vdso_size(void) {
     return end;
 }
 
-int sw_set_dumpable(int value) {
-    return prctl(PR_SET_DUMPABLE, value, 0, 0, 0);
-}
+int sw_set_dumpable(int value) { return prctl(PR_SET_DUMPABLE, value, 0, 0, 0); }
 
-int sw_set_parent_death_signal(int signal) {
-    return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
-}
+int sw_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
 
 int sw_memory_file(const void *data, unsigned long length) {
     int descriptor = memfd_create("stallwatch-input", MFD_CLOEXEC);
@@ -178,3 +172,5 @@ int sw_socket_peer_pid(int descriptor) {
     if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
     return credentials.pid;
 }
+
+int sw_accept_nonblocking(int descriptor) { return accept4(descriptor, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }

@@ -58,7 +58,8 @@ int sw_trace_open(struct sw_trace **result, char *error, size_t error_size) {
     if (code != 0) return fail(trace, code, error, error_size, "the trace program could not be loaded");
     struct bpf_program *enter = bpf_object__find_program_by_name(trace->object, "sw_wait_enter");
     struct bpf_program *exit = bpf_object__find_program_by_name(trace->object, "sw_wait_exit");
-    if (enter == NULL || exit == NULL) return fail(trace, -ENOENT, error, error_size, "the trace program is incomplete");
+    if (enter == NULL || exit == NULL)
+        return fail(trace, -ENOENT, error, error_size, "the trace program is incomplete");
     trace->enter = bpf_program__attach_raw_tracepoint(enter, "sys_enter");
     code = libbpf_get_error(trace->enter);
     if (code != 0) {
@@ -73,7 +74,8 @@ int sw_trace_open(struct sw_trace **result, char *error, size_t error_size) {
     }
     trace->states = bpf_object__find_map_fd_by_name(trace->object, "states");
     trace->controls = bpf_object__find_map_fd_by_name(trace->object, "controls");
-    if (trace->states < 0 || trace->controls < 0) return fail(trace, -ENOENT, error, error_size, "the trace maps are missing");
+    if (trace->states < 0 || trace->controls < 0)
+        return fail(trace, -ENOENT, error, error_size, "the trace maps are missing");
     *result = trace;
     return 0;
 }

@@ -38,7 +38,8 @@ static void load(sw_image *image, pid_t pid) {
     if (header->e_shentsize != sizeof(Elf64_Shdr) || header->e_shoff == 0 || header->e_shstrndx >= header->e_shnum ||
         header->e_shoff + (uint64_t)header->e_shnum * sizeof(Elf64_Shdr) > size)
         goto done;
-    if (header->e_phentsize != sizeof(Elf64_Phdr) || header->e_phoff + (uint64_t)header->e_phnum * sizeof(Elf64_Phdr) > size)
+    if (header->e_phentsize != sizeof(Elf64_Phdr) ||
+        header->e_phoff + (uint64_t)header->e_phnum * sizeof(Elf64_Phdr) > size)
         goto done;
     const Elf64_Phdr *segments = (const Elf64_Phdr *)(bytes + header->e_phoff);
     uint64_t first_load = UINT64_MAX;
@@ -123,7 +124,8 @@ typedef struct {
 } cie;
 
 /// An entry's length and id at `offset`; 0 at the end or on damage.
-static int entry(const sw_debug_frame *frame, uint64_t offset, uint64_t *body, uint64_t *end, uint64_t *id, int *cie_entry) {
+static int entry(const sw_debug_frame *frame, uint64_t offset, uint64_t *body, uint64_t *end, uint64_t *id,
+                 int *cie_entry) {
     cursor c = {frame->data + offset, frame->data + frame->size, 0};
     uint64_t length = u(&c, 4);
     int wide = length == 0xffffffffULL;
@@ -154,15 +156,18 @@ static int parse_cie(const sw_debug_frame *frame, uint64_t offset, cie *out) {
     }
     out->code_align = uleb(&c);
     out->data_align = sleb(&c);
-    if (version == 1) (void)u(&c, 1); else (void)uleb(&c);
+    if (version == 1)
+        (void)u(&c, 1);
+    else
+        (void)uleb(&c);
     out->instructions = c.p;
     out->end = c.end;
     return !c.bad && (out->address_size == 8 || out->address_size == 4);
 }
 
 /// Runs a call-frame program up to `target`; 0 on an instruction it cannot follow.
-static int run(rules *r, const rules *initial, const cie *info, const uint8_t *p, const uint8_t *end, uint64_t *location,
-               uint64_t target) {
+static int run(rules *r, const rules *initial, const cie *info, const uint8_t *p, const uint8_t *end,
+               uint64_t *location, uint64_t target) {
     cursor c = {p, end, 0};
     rules saved[DEPTH];
     int depth = 0;
@@ -173,7 +178,10 @@ static int run(rules *r, const rules *initial, const cie *info, const uint8_t *p
         case 0x40: delta = (op & 0x3f) * info->code_align; goto advance;
         case 0x80:
             reg = op & 0x3f;
-            if (reg < REGS) r->how[reg] = OFFSET, r->value[reg] = (int64_t)uleb(&c) * info->data_align; else (void)uleb(&c);
+            if (reg < REGS)
+                r->how[reg] = OFFSET, r->value[reg] = (int64_t)uleb(&c) * info->data_align;
+            else
+                (void)uleb(&c);
             continue;
         case 0xc0:
             reg = op & 0x3f;
@@ -192,21 +200,35 @@ static int run(rules *r, const rules *initial, const cie *info, const uint8_t *p
         case 0x02: delta = u(&c, 1) * info->code_align; goto advance;
         case 0x03: delta = u(&c, 2) * info->code_align; goto advance;
         case 0x04: delta = u(&c, 4) * info->code_align; goto advance;
-        case 0x05: case 0x11: case 0x14: case 0x15: {
+        case 0x05:
+        case 0x11:
+        case 0x14:
+        case 0x15: {
             reg = uleb(&c);
-            int64_t offset = op == 0x05 || op == 0x14 ? (int64_t)uleb(&c) * info->data_align : sleb(&c) * info->data_align;
+            int64_t offset =
+                op == 0x05 || op == 0x14 ? (int64_t)uleb(&c) * info->data_align : sleb(&c) * info->data_align;
             if (reg < REGS) r->how[reg] = op == 0x05 || op == 0x11 ? OFFSET : VAL_OFFSET, r->value[reg] = offset;
             continue;
         }
-        case 0x06: reg = uleb(&c); if (reg < REGS) r->how[reg] = initial->how[reg], r->value[reg] = initial->value[reg]; continue;
-        case 0x07: case 0x08: reg = uleb(&c); if (reg < REGS) r->how[reg] = SAME; continue;
+        case 0x06:
+            reg = uleb(&c);
+            if (reg < REGS) r->how[reg] = initial->how[reg], r->value[reg] = initial->value[reg];
+            continue;
+        case 0x07:
+        case 0x08:
+            reg = uleb(&c);
+            if (reg < REGS) r->how[reg] = SAME;
+            continue;
         case 0x09: {
             reg = uleb(&c);
             uint64_t other = uleb(&c);
             if (reg < REGS) r->how[reg] = REGISTER, r->value[reg] = (int64_t)other;
             continue;
         }
-        case 0x0a: if (depth == DEPTH) return 0; saved[depth++] = *r; continue;
+        case 0x0a:
+            if (depth == DEPTH) return 0;
+            saved[depth++] = *r;
+            continue;
         case 0x0b: {
             if (depth == 0) return 0;
             uint64_t cfa_reg = r->cfa_reg;
@@ -215,19 +237,34 @@ static int run(rules *r, const rules *initial, const cie *info, const uint8_t *p
             r->cfa_reg = cfa_reg, r->cfa_offset = cfa_offset;  // the CFA is not part of the remembered state
             continue;
         }
-        case 0x0c: r->cfa_reg = uleb(&c); r->cfa_offset = (int64_t)uleb(&c); r->cfa_bad = 0; continue;
+        case 0x0c:
+            r->cfa_reg = uleb(&c);
+            r->cfa_offset = (int64_t)uleb(&c);
+            r->cfa_bad = 0;
+            continue;
         case 0x0d: r->cfa_reg = uleb(&c); continue;
         case 0x0e: r->cfa_offset = (int64_t)uleb(&c); continue;
-        case 0x12: r->cfa_reg = uleb(&c); r->cfa_offset = sleb(&c) * info->data_align; r->cfa_bad = 0; continue;
+        case 0x12:
+            r->cfa_reg = uleb(&c);
+            r->cfa_offset = sleb(&c) * info->data_align;
+            r->cfa_bad = 0;
+            continue;
         case 0x13: r->cfa_offset = sleb(&c) * info->data_align; continue;
-        case 0x0f: c.p += uleb(&c); r->cfa_bad = 1; continue;
-        case 0x10: case 0x16:
+        case 0x0f:
+            c.p += uleb(&c);
+            r->cfa_bad = 1;
+            continue;
+        case 0x10:
+        case 0x16:
             reg = uleb(&c);
             c.p += uleb(&c);
             if (reg < REGS) r->how[reg] = UNSUPPORTED;
             continue;
         case 0x2e: (void)uleb(&c); continue;
-        case 0x2f: reg = uleb(&c); if (reg < REGS) r->how[reg] = OFFSET, r->value[reg] = -(int64_t)uleb(&c) * info->data_align; continue;
+        case 0x2f:
+            reg = uleb(&c);
+            if (reg < REGS) r->how[reg] = OFFSET, r->value[reg] = -(int64_t)uleb(&c) * info->data_align;
+            continue;
         default: return 0;
         }
     advance:
@@ -269,7 +306,9 @@ int sw_debug_frame_step(sw_image *image, pid_t pid, uint64_t pc, uint64_t values
                 break;
             case VAL_OFFSET: caller[reg] = cfa + (uint64_t)current.value[reg]; break;
             case REGISTER: caller[reg] = (uint64_t)current.value[reg] < REGS ? values[current.value[reg]] : 0; break;
-            case UNSUPPORTED: if (reg == RA) return 0; break;
+            case UNSUPPORTED:
+                if (reg == RA) return 0;
+                break;
             default: break;
             }
         }

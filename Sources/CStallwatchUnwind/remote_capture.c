@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "CStallwatchUnwind.h"
 #include "sw_unwind_internal.h"
+#include "sw_capture_rules.h"
 
 #include <errno.h>
 #include <libunwind-ptrace.h>
@@ -31,8 +32,8 @@
 enum {
     PAGE = 4096,
     CACHED_PAGES = 32,
-    SPIN_NS = 15000,   // busy-poll this long for the stop before sleeping between polls
-    POLL_NS = 10000,   // then poll this often
+    SPIN_NS = 15000,  // busy-poll this long for the stop before sleeping between polls
+    POLL_NS = 10000,  // then poll this often
 };
 
 /// A page of the target's memory (its stack, or an unwind table). Valid only while the thread stays
@@ -45,12 +46,12 @@ typedef struct {
 struct sw_remote_sampler {
     unw_addr_space_t space;
     unw_accessors_t accessors;
-    int pid;              // the process the caches describe, 0 = none
-    int images_stale;     // a frame lay outside every known image: re-read the maps next time
+    int pid;                 // the process the caches describe, 0 = none
+    int images_stale;        // a frame lay outside every known image: re-read the maps next time
     int tables_from_memory;  // look unwind tables up in the target's memory first, opening no files
     int file_table_lookups;  // during an unwind: lookups answered from images' files
-    int pending_tid;      // a thread still owed a PTRACE_DETACH after a timeout, 0 = none
-    void *upt;            // _UPT_create(tid) for the thread being captured: registers, memory, fallback
+    int pending_tid;         // a thread still owed a PTRACE_DETACH after a timeout, 0 = none
+    void *upt;               // _UPT_create(tid) for the thread being captured: registers, memory, fallback
     int upt_tid;
     sw_vdso_target vdso;
     sw_images images;
@@ -80,8 +81,7 @@ static uint64_t now_ns(void) {
 
 static __thread sw_remote_sampler *unwinding;
 
-static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info,
-                             void *arg) {
+static int sw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
     sw_remote_sampler *s = unwinding;
     if (s == NULL) return _UPT_find_proc_info(as, ip, pi, need_unwind_info, arg);
     if (s->vdso.valid && ip >= s->vdso.start && ip < s->vdso.end)
@@ -197,9 +197,7 @@ sw_remote_sampler *sw_remote_sampler_create(void) {
     return s;
 }
 
-void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *s) {
-    s->tables_from_memory = 1;
-}
+void sw_remote_sampler_read_tables_from_memory(sw_remote_sampler *s) { s->tables_from_memory = 1; }
 
 void sw_remote_sampler_flush(sw_remote_sampler *s) {
     unw_flush_cache(s->space, 0, 0);
@@ -392,15 +390,14 @@ static int step_by_frame_pointer(sw_remote_sampler *s, uint64_t values[17]) {
 
 /// Where frame `index` of a Swift async function keeps its async context (see `sw_remote_capture`): the slot of its
 /// async frame record, read now (the stack changes once the thread runs), and its r14. `values` are the frame's
-/// registers and `caller_sp` its canonical frame address (0 if the walk ends here). The record is recognised by its
-/// shape, which swiftc emits on Linux without the flag bit Darwin sets in the saved frame pointer: the frame
-/// pointer points at the saved one, 16 bytes below the frame's CFA, and the context is the word below.
+/// registers and `caller_sp` its canonical frame address (0 if the walk ends here); the record is recognised by its
+/// shape (sw_has_async_frame_record).
 static void note_context_hints(sw_remote_sampler *s, uint64_t *hints, int index, const uint64_t values[17],
                                uint64_t caller_sp) {
     if (hints == NULL) return;
     uint64_t fp = values[6], sp = values[7], slot = 0;
-    int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
-    if (has_record && read_stack_word(s, fp - 8, &slot) != 0) slot = 0;
+    int has_record = sw_has_async_frame_record(fp, sp, caller_sp);
+    if (has_record && read_stack_word(s, sw_async_context_slot(fp), &slot) != 0) slot = 0;
     hints[2 * index] = slot;
     hints[2 * index + 1] = values[14];
 }

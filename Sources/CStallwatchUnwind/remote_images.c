@@ -44,8 +44,8 @@ void sw_images_load(sw_images *images, pid_t pid) {
         }
         // Only file-backed code: [vdso] is handled separately, anonymous JIT code has no tables.
         if (perms[2] != 'x') continue;
-        sw_image image = {start, end, strcmp(file_path, line + name_at) == 0 ? file_base : 0, NULL, {0, 0, 0, 0},
-                          {0, NULL, 0, 0}};
+        sw_image image = {start, end,          strcmp(file_path, line + name_at) == 0 ? file_base : 0,
+                          NULL,  {0, 0, 0, 0}, {0, NULL, 0, 0}};
         for (int i = 0; i < old.count; i++) {
             if (old.list[i].start == start && old.list[i].end == end) {
                 image.upt = old.list[i].upt;

@@ -9,12 +9,12 @@
 /// Where the vDSO's unwind table lives in a target process. The vDSO is one image per kernel, so
 /// every offset comes from our own copy; only the base differs between processes.
 typedef struct sw_vdso_target {
-    int valid;               ///< 0: no [vdso], or it does not match ours; leave it to libunwind
-    uint64_t start, end;     ///< the target's [vdso] mapping
-    uint64_t eh_frame_hdr;   ///< target address of .eh_frame_hdr (segbase of the search table)
-    uint64_t table;          ///< target address of the binary-search table inside it
-    uint64_t fde_count;      ///< entries in that table (8 bytes each)
-    const uint8_t *local;    ///< our own copy of the same bytes (start maps to local)
+    int valid;              ///< 0: no [vdso], or it does not match ours; leave it to libunwind
+    uint64_t start, end;    ///< the target's [vdso] mapping
+    uint64_t eh_frame_hdr;  ///< target address of .eh_frame_hdr (segbase of the search table)
+    uint64_t table;         ///< target address of the binary-search table inside it
+    uint64_t fde_count;     ///< entries in that table (8 bytes each)
+    const uint8_t *local;   ///< our own copy of the same bytes (start maps to local)
 } sw_vdso_target;
 
 /// Reads /proc/<pid>/maps and fills `out` (valid = 0 when the vDSO cannot be handled).

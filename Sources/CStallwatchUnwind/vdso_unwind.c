@@ -18,9 +18,17 @@
 
 // DWARF pointer encodings (LSB Core, .eh_frame_hdr); elfutils' <dwarf.h> is not a dependency.
 enum {
-    DW_EH_PE_absptr = 0x00, DW_EH_PE_uleb128 = 0x01, DW_EH_PE_udata2 = 0x02, DW_EH_PE_udata4 = 0x03,
-    DW_EH_PE_udata8 = 0x04, DW_EH_PE_sleb128 = 0x09, DW_EH_PE_sdata2 = 0x0a, DW_EH_PE_sdata4 = 0x0b,
-    DW_EH_PE_sdata8 = 0x0c, DW_EH_PE_datarel = 0x30, DW_EH_PE_omit = 0xff,
+    DW_EH_PE_absptr = 0x00,
+    DW_EH_PE_uleb128 = 0x01,
+    DW_EH_PE_udata2 = 0x02,
+    DW_EH_PE_udata4 = 0x03,
+    DW_EH_PE_udata8 = 0x04,
+    DW_EH_PE_sleb128 = 0x09,
+    DW_EH_PE_sdata2 = 0x0a,
+    DW_EH_PE_sdata4 = 0x0b,
+    DW_EH_PE_sdata8 = 0x0c,
+    DW_EH_PE_datarel = 0x30,
+    DW_EH_PE_omit = 0xff,
 };
 
 // Exported by libunwind-x86_64 (libunwind-generic) but declared in no public header.
@@ -81,8 +89,7 @@ static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t encoding,
         if ((encoding & 0x0f) == DW_EH_PE_sleb128 && shift < 64 && (byte & 0x40)) v |= ~0ULL << shift;
         break;
     }
-    default:
-        return -1;
+    default: return -1;
     }
     *p = q;
     *value = v;

@@ -43,6 +43,12 @@ final class HandlerSink: StallSink {
         var pending = 0
         /// When the stall ended, with the thread's CPU time then; nil while it lasts.
         var ended: (at: UInt64, cpu: UInt64?)?
+        /// Time spent on its stacks (`STALLWATCH_METRICS`): signal captures, helper requests until answered.
+        var captureNanoseconds: UInt64?
+
+        mutating func countCaptureTime(_ nanoseconds: UInt64) {
+            captureNanoseconds = (captureNanoseconds ?? 0) + nanoseconds
+        }
     }
 
     private let settings: WatchSettings
@@ -57,14 +63,22 @@ final class HandlerSink: StallSink {
     private var requests: [Int: Int] = [:]
     /// The rate limit's window of each fingerprint; nil reports every stall in full.
     private var rateLimiter: RateLimiter?
+    /// When each helper request was sent, for the capture time.
+    private var requestsSentAt: [Int: UInt64] = [:]
+    /// `STALLWATCH_METRICS`: the endpoint's numbers; nil without it.
+    private let metrics: LibraryMetrics?
     /// The watcher thread, so that ``StallMonitor/stop()`` called from the handler does not wait for itself; read
     /// from any thread.
     private let watcherThreadID = Atomic<Int32>(0)
     var watcherThread: Int32 { watcherThreadID.load(ordering: .relaxed) }
 
-    init(settings: WatchSettings, capture: LibraryCapture, handler: @escaping @Sendable (StallReport) -> Void) {
+    init(
+        settings: WatchSettings, capture: LibraryCapture, metrics: LibraryMetrics? = nil,
+        handler: @escaping @Sendable (StallReport) -> Void
+    ) {
         self.settings = settings
         self.capture = capture
+        self.metrics = metrics
         self.handler = handler
         rateLimiter = settings.rateLimit.map(RateLimiter.init)
     }
@@ -74,11 +88,12 @@ final class HandlerSink: StallSink {
         // Started from the watcher thread, which lives as long as the monitor: the helper's death signal follows
         // the thread that started it. Started now, it is ready before the first stall.
         helper?.start()
+        metrics?.watching(tid: getpid(), showsMain: settings.threads.contains { $0 == .main || $0 == .all })
     }
 
-    func loopThreadWatched(tid: Int32) {}
+    func loopThreadWatched(tid: Int32) { metrics?.watching(tid: tid, showsMain: false) }
 
-    func busyPeriods(_ histogram: LatencyHistogram) {}
+    func busyPeriods(_ histogram: LatencyHistogram) { metrics?.busyPeriods(histogram) }
 
     /// The library API has no frame-rate handler (yet): `--fps` is a `stallwatch run` feature.
     func frameRate(_ event: FrameRateMonitor.Event) {}
@@ -99,6 +114,8 @@ final class HandlerSink: StallSink {
         var schedule = SampleSchedule(maxSamples: settings.maxSamples)
         _ = schedule.shouldSample(atMoment: 0)
         open[onset.identifier] = Open(assembler: assembler, schedule: schedule)
+        // Outside the loop, only the thread's return to it makes a stall (see `StallReport.isOutsideLoop`).
+        if !onset.phase.isOutsideLoop { metrics?.stallDetected(assembler.report) }
         takeSample(onset.identifier)
     }
 
@@ -126,6 +143,7 @@ final class HandlerSink: StallSink {
             switch helper.request(tid: tid, maxFrames: settings.maxFrames, now: sw_agent_now_ns()) {
             case .sent(let request):
                 requests[request] = identifier
+                requestsSentAt[request] = sw_agent_now_ns()
                 stall.pending += 1
             case .unavailable(let reason):
                 stall.assembler.fallBackToSignalCapture(reason: reason)
@@ -135,6 +153,7 @@ final class HandlerSink: StallSink {
     }
 
     func tick(now: UInt64) {
+        metrics?.check(now: now)
         guard let helper, helper.hasPending else { return }
         for (request, outcome) in helper.collect(now: now) { take(outcome, of: request) }
     }
@@ -150,8 +169,10 @@ final class HandlerSink: StallSink {
 
     /// One request's outcome, into its stall; a stall that ended and has all its stacks is delivered.
     private func take(_ outcome: CaptureHelperClient.Outcome, of request: Int) {
+        let sentAt = requestsSentAt.removeValue(forKey: request)
         guard let identifier = requests.removeValue(forKey: request), var stall = open[identifier] else { return }
         stall.pending -= 1
+        if let sentAt { stall.countCaptureTime(sw_agent_now_ns() - sentAt) }
         switch outcome {
         case .captured(let stack):
             stall.assembler.add(
@@ -176,6 +197,8 @@ final class HandlerSink: StallSink {
 
     /// The fallback: a signal to the thread, whose handler unwinds; named in-process with the toolchain's symbols.
     private func captureWithSignal(_ stall: inout Open, tid: Int32) {
+        let began = sw_agent_now_ns()
+        defer { stall.countCaptureTime(sw_agent_now_ns() - began) }
         let capture = InProcessCapture.capture(tid: tid, maxFrames: settings.inProcessMaxFrames)
         guard !capture.addresses.isEmpty else {
             stall.assembler.noteCaptureFailure(capture.error, keepingEarlierNote: true)
@@ -211,7 +234,9 @@ final class HandlerSink: StallSink {
         guard var stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
         open[identifier] = nil
         stall.assembler.applyRateLimit(&rateLimiter, atEnd: true)
-        handler(stall.assembler.finished(cpuNow: ended.cpu, now: ended.at))
+        let report = stall.assembler.finished(cpuNow: ended.cpu, now: ended.at)
+        metrics?.stallFinished(report, captureNanoseconds: stall.captureNanoseconds)
+        handler(report)
     }
 
     /// The monitor stopped: the answers still awaited are waited for (a bounded time), the stalls still in progress
@@ -221,11 +246,12 @@ final class HandlerSink: StallSink {
             let deadline = sw_agent_now_ns() + CaptureHelperClient.answerTimeoutNanoseconds
             for (request, outcome) in helper.finish(until: deadline) { take(outcome, of: request) }
         }
-        let unfinished = open.values.map(\.assembler).sorted { $0.identifier < $1.identifier }
+        let unfinished = open.values.sorted { $0.assembler.identifier < $1.assembler.identifier }
         open.removeAll()
         // Still outside its loop: the program left it for good (see `StallReport.isOutsideLoop`).
-        for stall in unfinished where !stall.report.isOutsideLoop { deliver(stall) }
+        for stall in unfinished where !stall.assembler.report.isOutsideLoop { deliver(stall) }
         helper?.stop()
+        metrics?.stop()
     }
 
     /// In a child of `fork()`: the parent's stalls and helper are left to the parent.
@@ -233,13 +259,16 @@ final class HandlerSink: StallSink {
         open.removeAll()
         requests.removeAll()
         helper?.abandonAfterFork()
+        metrics?.abandonAfterFork()
     }
 
-    private func deliver(_ unfinished: StallAssembler) {
+    private func deliver(_ unfinished: Open) {
         var stall = unfinished
-        stall.applyRateLimit(&rateLimiter, atEnd: true)
-        let report = stall.report
-        handler(
-            stall.finished(cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns()))
+        stall.assembler.applyRateLimit(&rateLimiter, atEnd: true)
+        let report = stall.assembler.report
+        let finished = stall.assembler.finished(
+            cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns())
+        metrics?.stallFinished(finished, captureNanoseconds: stall.captureNanoseconds)
+        handler(finished)
     }
 }

@@ -160,23 +160,23 @@ extension RunLoopObservers {
 private func publishLoopThreadFirst(
     _: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?
 ) {
-    guard let info else { return }
-    // The thread object outlives its observers (retained until the thread exits): no retain and release per call.
-    Unmanaged<LoopThread>.fromOpaque(info)._withUnsafeGuaranteedRef { thread in
-        switch activity {
-        case .beforeSources: thread.publish(.beforeSources, precise: false)
-        case .afterWaiting: thread.publish(.afterWaiting, precise: true)
-        case .beforeWaiting: thread.publish(.beforeWaiting, precise: true)
-        case .entry: thread.publish(.entry, precise: true)
-        case .exit: thread.publish(.exit, precise: true)
-        default: break
-        }
-    }
+    publishLoopThread(activity, lastObserver: false, info)
 }
 
-private func publishLoopThreadLast(_: CFRunLoopObserver?, _: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?) {
-    guard let info else { return }
-    Unmanaged<LoopThread>.fromOpaque(info)._withUnsafeGuaranteedRef { $0.publish(.sleeping, precise: true) }
+private func publishLoopThreadLast(
+    _: CFRunLoopObserver?, _ activity: CFRunLoopActivity, _ info: UnsafeMutableRawPointer?
+) {
+    publishLoopThread(activity, lastObserver: true, info)
+}
+
+/// What an observer heard, by the loop model's table of CoreFoundation's activities (as the main loop's C observers
+/// read it).
+@inline(__always)
+private func publishLoopThread(_ activity: CFRunLoopActivity, lastObserver: Bool, _ info: UnsafeMutableRawPointer?) {
+    guard let info, let heard = RunLoopNesting.Activity(coreFoundation: activity.rawValue, lastObserver: lastObserver)
+    else { return }
+    // The thread object outlives its observers (retained until the thread exits): no retain and release per call.
+    Unmanaged<LoopThread>.fromOpaque(info)._withUnsafeGuaranteedRef { $0.publish(heard, precise: heard.isPrecise) }
 }
 
 /// A value behind a pthread mutex (`NSLock`), for the state loop threads and the watcher share: the thread sanitizer

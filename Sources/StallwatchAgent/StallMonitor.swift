@@ -175,7 +175,17 @@ public final class StallMonitor: @unchecked Sendable {
             } else {
                 .signal
             }
-        return try start(settings: settings, sink: HandlerSink(settings: settings, capture: capture, handler: handler))
+        // Checked before the port is taken: a second monitor must not say the first one's port is in use.
+        if withLock({ running.map { $0.pid == getpid() } ?? false }) { throw .alreadyRunning }
+        let metrics = LibraryMetrics.start(AgentEnvironment.current[AgentEnvironment.metrics])
+        do {
+            return try start(
+                settings: settings,
+                sink: HandlerSink(settings: settings, capture: capture, metrics: metrics, handler: handler))
+        } catch {
+            metrics?.stop()
+            throw error
+        }
     }
 
     /// Stops watching and ends the capture helper. A stall in progress is reported as unfinished.

@@ -6,19 +6,22 @@ import StallwatchCore
 /// The parsing half of ``StallMerger``: what each record kind means and which keys it has.
 enum RecordReader {
     /// The newest schema version this reader knows.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
+    /// The oldest it reads: version 1 had no fingerprints.
+    static let oldestReadableVersion = 2
 
     static let stallKeys: Set<String> = [
         "event", "schemaVersion", "host", "id", "pid", "tid", "process", "startedAt", "startMonotonicMs",
         "durationMs", "lengthMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint",
         "detectedAfterMs",
         "capture", "culprit", "thread", "confidence", "samples", "mode", "resolutionMs", "startedBeforeAttach",
-        "runLoopMode", "strategy", "threadName", "suppressed",
+        "runLoopMode", "strategy", "threadName", "blocker", "suppressed",
     ]
     static let summaryKeys: Set<String> = [
         "event", "schemaVersion", "host", "stalls", "unfinished", "totalStallMs", "longestStallMs", "medianStallMs",
         "p95StallMs", "topCulprits", "runMs", "stalledShare", "watchedPids", "exitStatus", "warnings", "timedOut",
-        "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal", "strategy", "threads", "suppressed",
+        "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal", "strategy", "threads", "deadlocks",
+        "suppressed",
     ]
     static let frameDropKeys: Set<String> = [
         "event", "schemaVersion", "host", "pid", "startedAt", "endedAt", "totalMs", "droppedMs",
@@ -49,6 +52,7 @@ enum RecordReader {
         var culprit: Int32?
         var verdict: String?
         var samples: [StallCollection.StallSample] = []
+        var blocker: StallCollection.Blocker?
         var runMs: Double?
         var timedOut = false
         var keys: [String] = []
@@ -96,6 +100,7 @@ enum RecordReader {
             case "culprit": fields.culprit = try scanner.readNull() ? nil : try interner.intern(&scanner)
             case "thread": fields.verdict = try readVerdict(&scanner)
             case "samples": fields.samples = try readSamples(&scanner, interning: &interner)
+            case "blocker": fields.blocker = try readBlocker(&scanner, interning: &interner)
             case "runMs": fields.runMs = try scanner.readOptionalMilliseconds()
             case "timedOut": fields.timedOut = try scanner.readNull() ? false : try scanner.readBool()
             default: try scanner.skipValue()

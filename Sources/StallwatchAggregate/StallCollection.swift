@@ -17,6 +17,8 @@ public struct StallCollection: Sendable {
     public internal(set) var stalls: [Stall] = []
     /// What was read from each input, and what was wrong with it.
     public internal(set) var sources: [SourceReport] = []
+    /// Every `deadlock` record, in input order.
+    public internal(set) var deadlocks: [Deadlock] = []
 
     public init() {}
 
@@ -72,6 +74,8 @@ public struct StallCollection: Sendable {
         /// `cpuBound`, `blocked` or `mixed`, where recorded.
         public var verdict: String?
         public var samples: [StallSample]
+        /// What the thread waited for (`blocker`), where recorded.
+        public var blocker: Blocker?
 
         /// How long the stall is known to have lasted: its duration; for an unfinished one the length it had
         /// reached (`lengthMs`), or, in records without it, one threshold past its last sample.
@@ -96,6 +100,41 @@ public struct StallCollection: Sendable {
             }
             return weights
         }
+    }
+
+    /// A stall's `blocker`, as much as reports need: its line, and the thread at the end of its chain of holders.
+    public struct Blocker: Sendable, Equatable {
+        /// `lock` or `child`.
+        public var kind: String
+        /// The record's one-line `summary`.
+        public var summary: String
+        /// `mutex`, `piFutex`, … for a lock.
+        public var lockKind: String?
+        /// The thread the time went to: the lock's holder, or the holder at the end of a chain of them.
+        public var holderTid: Int?
+        public var holderName: String?
+        /// Index into ``StallCollection/stacks``: that holder's stack.
+        public var holderStack: Int32?
+        /// The chain of holders came back on itself.
+        public var deadlock = false
+        /// For a child wait, the first child's command line.
+        public var childCommand: String?
+
+        public init(kind: String, summary: String) {
+            self.kind = kind
+            self.summary = summary
+        }
+    }
+
+    /// A `deadlock` record.
+    public struct Deadlock: Sendable, Equatable {
+        /// Index into ``StallCollection/runs``.
+        public var run: Int32
+        public var pid: Int
+        public var process: String
+        public var summary: String
+        /// How many threads wait on each other.
+        public var threads: Int
     }
 
     /// One captured stack of a stall.

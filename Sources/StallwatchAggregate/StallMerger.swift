@@ -71,7 +71,7 @@ public struct StallMerger {
             return
         }
         source!.records += 1
-        if version < RecordReader.schemaVersion {
+        if version < RecordReader.oldestReadableVersion {
             issue(number, .olderSchema(version))
             return
         }
@@ -93,6 +93,12 @@ public struct StallMerger {
             {
                 let run = currentRun(host: fields.host)
                 collection.runs[Int(run)].frameDrops.append(.init(pid: pid, startMs: start, endMs: end))
+            }
+        case "deadlock":
+            checkKeys(fields, known: RecordReader.deadlockKeys, line: number)
+            if var deadlock = try? RecordReader.readDeadlock(line) {
+                deadlock.run = currentRun(host: fields.host)
+                collection.deadlocks.append(deadlock)
             }
         default:
             if !RecordReader.otherEvents.contains(event) { issue(number, .unknownEvent(event)) }
@@ -173,7 +179,7 @@ public struct StallMerger {
             durationMs: detectedOnly ? nil : fields.durationMs, lengthMs: detectedOnly ? nil : fields.lengthMs,
             unfinished: detectedOnly || fields.unfinished,
             thresholdMs: fields.thresholdMs, callout: fields.callout, fingerprint: fingerprint,
-            culprit: fields.culprit, verdict: fields.verdict, samples: fields.samples)
+            culprit: fields.culprit, verdict: fields.verdict, samples: fields.samples, blocker: fields.blocker)
         stall.suppressed = fields.suppressed
         let key = PendingKey(run: run, pid: pid, id: stall.id)
         if detectedOnly {

@@ -13,6 +13,7 @@ struct ArgumentDefinition: Sendable {
         case fps, fpsMaxFrame, fpsPow, fpsDump
         case reportFormat, html, export, thread, source
         case rateLimit, rotate
+        case metrics
     }
 
     let key: Key
@@ -203,7 +204,7 @@ enum ArgumentDefinitions {
     static let ciOptions: [ArgumentDefinition] = [
         ArgumentDefinition(
             key: .failOnStall, names: ["--fail-on-stall"], valueName: nil,
-            abstract: "Fail (exit \(ExitCode.budgetBroken)) if there is any stall not in the baseline."),
+            abstract: "Fail (exit \(ExitCode.budgetBroken)) if there is any stall not in the baseline, or a deadlock."),
         ArgumentDefinition(
             key: .maxStall, names: ["--max-stall"], valueName: "duration",
             abstract: "Fail if any stall lasts longer than this."),
@@ -281,6 +282,7 @@ enum ArgumentDefinitions {
         ),
         rateLimit,
         rotate,
+        metrics,
     ]
 
     /// argument-parser's note for an option with a fixed set of values.

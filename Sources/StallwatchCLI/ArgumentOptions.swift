@@ -2,6 +2,7 @@
 import StallwatchCollector
 import StallwatchCore
 import StallwatchExport
+import StallwatchMetrics
 
 /// How reports are written.
 public enum OutputFormat: String, CaseIterable, Sendable {
@@ -47,6 +48,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var exports: [ExportRequest] = []
     /// `--rotate SIZE[,KEEP]`: rotate the `--output` file by size.
     public var rotation: OutputRotation?
+    /// `--metrics [HOST]:PORT`: serve Prometheus metrics there while watching.
+    public var metrics: MetricsAddress?
 
     /// Creates watch options; the defaults are those of a command line without options.
     public init(

@@ -1,6 +1,7 @@
 // The option values: each converted, checked against its range, and stored in the options it sets.
 import StallwatchCollector
 import StallwatchCore
+import StallwatchMetrics
 
 extension ArgumentParser {
     /// Converts and stores option values in command-line order, so the last of a repeated option wins (`--thread`
@@ -63,6 +64,11 @@ extension ArgumentParser {
                     throw invalid(choices(ColorChoice.allCases.map(\.rawValue)))
                 }
                 parsed.watch.color = color
+            case .metrics:
+                switch MetricsAddress.parse(value) {
+                case .failure(let failure): throw invalid(": \(failure)")
+                case .success(let address): parsed.watch.metrics = address
+                }
             case .scenario:
                 guard DemoScenario(rawValue: value) != nil else {
                     throw invalid(choices(DemoScenario.allCases.map(\.rawValue)))

@@ -10,6 +10,9 @@ enum AttachCommand {
         let watch = try AttachWatch(
             pid: options.pid, settings: options.watch.settings, mode: options.mode,
             duration: options.duration?.nanoseconds)
+        let metrics = try MetricsServing.start(options.watch.metrics)
+        defer { metrics?.endpoint.stop() }
+        watch.metrics = metrics?.recorder
         let output = try ReportOutput(
             path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
             writesProgressRecords: false, watched: "the process", exports: options.watch.exports,
@@ -28,6 +31,7 @@ enum AttachCommand {
             watchedPids: outcome.watchedPids, exitStatus: nil,
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.attached = outcome.attached
+        summary.deadlockCount = outcome.deadlocks.count
         summary.strategies = outcome.strategies
         output.write(summary)
         if !(options.watch.format == .text && output.isStandardOutput) {

@@ -22,6 +22,7 @@ final class ExportRecorder {
 
     func record(_ stall: StallReport) { read(reporter.render(stall)) }
     func record(_ frames: FrameRateReport) { read(reporter.render(frames)) }
+    func record(_ deadlock: DeadlockReport) { read(reporter.render(deadlock)) }
 
     /// Writes the files; one that cannot be written is a warning, as a `--junit` file is.
     func finish(_ summary: RunSummary) {

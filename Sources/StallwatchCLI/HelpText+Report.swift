@@ -9,7 +9,8 @@ extension HelpText {
             Reads any number of --format json reports (schema version 2 and later; '-' reads stdin) from any \
             runs, processes and hosts, merges their stalls by fingerprint, and writes one output: by default \
             a text summary, one block per fingerprint with its count, stalled time (total, p50, p95, max), \
-            first and last seen, runs, hosts and culprit.
+            first and last seen, runs, hosts and culprit; then stalled time by what the threads waited for \
+            (locks by holder, child processes) and every deadlock.
             """,
             """
             A line that cannot be used (cut short, not JSON, an unknown event or key, a newer schema) is \

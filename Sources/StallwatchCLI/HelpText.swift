@@ -73,7 +73,10 @@ public enum HelpText {
                         "The workload uses a different Swift runtime; attach --mode agent: no agent answers."
                     ),
                     ("\(ExitCode.internalError)", "Internal error."),
-                    ("\(ExitCode.cannotCreateOutput)", "The --output or --junit file cannot be created or written."),
+                    (
+                        "\(ExitCode.cannotCreateOutput)",
+                        "The --output or --junit file cannot be created or written, or --metrics cannot listen."
+                    ),
                     (
                         "\(ExitCode.reportsLost)",
                         "Reports were lost: writing --output or --junit failed, or its reader fell behind."
@@ -125,6 +128,7 @@ public enum HelpText {
                 "stallwatch run -- ./MyDaemon --port 8080",
                 "stallwatch run --threshold 50ms --count 2 ./MyDaemon",
                 "stallwatch run --format json --output stalls.ndjson -- ./MyDaemon",
+                "stallwatch run --metrics :9464 --output stalls.ndjson -- ./MyDaemon",
             ]),
         ]
     )

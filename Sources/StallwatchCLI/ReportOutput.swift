@@ -74,6 +74,10 @@ final class ReportOutput: CollectorOutput {
         write(reporter.render(stall))
         exports?.record(stall)
     }
+    func deadlockFound(_ deadlock: DeadlockReport) {
+        write(reporter.render(deadlock))
+        exports?.record(deadlock)
+    }
     func notice(_ text: String) {
         Diagnostics.note(text)
     }

@@ -26,6 +26,9 @@ enum RunCommand {
             if let output = options.output { try DistinctFiles.check(output, "'--output'", junit, "'--junit'") }
             try JUnitFile.checkWritable(junit)
         }
+        let metrics = try MetricsServing.start(options.metrics)
+        defer { metrics?.endpoint.stop() }
+        watch.metrics = metrics?.recorder
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
             writesProgressRecords: true, watched: "the workload", exports: options.exports, rotation: options.rotation)
@@ -37,7 +40,8 @@ enum RunCommand {
         let verdict =
             options.budget.isSet
             ? options.budget.evaluate(
-                outcome.stalls, baseline: baseline, endOfRun: outcome.endedAt, busyPeriods: outcome.busyPeriods)
+                outcome.stalls, baseline: baseline, endOfRun: outcome.endedAt, busyPeriods: outcome.busyPeriods,
+                deadlocks: outcome.deadlocks.count)
             : nil
         let workload = exitCode(fromWaitStatus: outcome.waitStatus)
         // Reports lost so far; the JUnit file and the last records' drain can still add to it.
@@ -50,6 +54,7 @@ enum RunCommand {
             watchedPids: outcome.watchedPids, exitStatus: status(),
             warnings: outcome.warnings + [output.lossWarning].compactMap { $0 })
         summary.budget = verdict
+        summary.deadlockCount = outcome.deadlocks.count
         summary.strategies = outcome.strategies
         summary.timedOut = outcome.timedOut
         summary.busyPeriods = outcome.busyPeriods
@@ -57,10 +62,11 @@ enum RunCommand {
         summary.framesPerSecond = outcome.framesPerSecond
         // The JUnit file first, so that the summary's exit status counts it.
         if let junit = options.junit {
-            let report = JUnitReport(
+            var report = JUnitReport(
                 stalls: outcome.stalls, summary: summary, budget: options.budget, baseline: baseline,
                 startOfRun: outcome.startedAt, endOfRun: outcome.endedAt, command: command.joined(separator: " "),
                 clock: clock)
+            report.deadlocks = outcome.deadlocks
             if let reason = JUnitFile.write(report.render(), to: junit) {
                 let warning = "cannot write the --junit file '\(junit)': \(reason)"
                 summary.warnings.append(warning)

@@ -3,6 +3,7 @@
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchMetrics
 
 /// How `stallwatch attach` watches a process (`--mode`).
 public enum AttachMode: String, CaseIterable, Sendable {
@@ -19,6 +20,8 @@ public final class AttachWatch {
     /// What the session found, for the summary.
     public struct Outcome {
         public var stalls: [StallReport]
+        /// Deadlocks found at the stalls' captures, each once.
+        public var deadlocks: [DeadlockReport] = []
         public var warnings: [String]
         public var watchedPids: [Int32]
         /// How the agent watched (run-loop observers, main-queue pings); empty from outside.
@@ -50,6 +53,8 @@ public final class AttachWatch {
     private let mode: AttachMode
     /// `--duration`, nanoseconds.
     private let duration: UInt64?
+    /// `--metrics`: where the session's numbers go as they are found.
+    public var metrics: MetricsRecorder?
 
     /// Checks the process; throws, with the exit status, before touching it.
     public init(pid: Int32, settings: WatchSettings, mode: AttachMode, duration: UInt64?) throws(StallwatchError) {
@@ -140,6 +145,7 @@ public final class AttachWatch {
         let collector = Collector(
             socket: socket, signals: signals, target: attached, settings: settings, output: output, trace: trace,
             watchesMainFromProc: socket == nil)
+        if let metrics { collector.record(into: metrics) }
         collector.run()
         let stalls = collector.closeStalls()
         var warnings =
@@ -152,7 +158,7 @@ public final class AttachWatch {
                     + " RunLoop.main or CFRunLoopRun, or it was stalled the whole time; try --mode external")
         }
         return Outcome(
-            stalls: stalls, warnings: warnings, watchedPids: collector.watchedPids,
+            stalls: stalls, deadlocks: collector.deadlocks, warnings: warnings, watchedPids: collector.watchedPids,
             strategies: collector.strategiesUsed,
             attached: AttachOutcome(
                 mode: connection.mode, pid: pid, processName: processName, ending: attached.ending ?? .exited),

@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 import StallwatchCore
 import StallwatchImages
+import StallwatchMetrics
 import StallwatchSymbols
 import StallwatchUnwind
 
@@ -14,6 +15,8 @@ public protocol CollectorOutput: AnyObject {
     func stallDetected(_ stall: StallReport)
     /// A stall ended (or was still going on when the watch ended).
     func stallFinished(_ stall: StallReport)
+    /// Threads found waiting on each other's locks at a stall's capture: said once per cycle.
+    func deadlockFound(_ deadlock: DeadlockReport)
     /// A `--fps` reading or run of dropped frames.
     func frameRate(_ frames: FrameRateReport)
     /// Something the user should know while the watch goes on (a `--thread` that matches nothing), said once.
@@ -45,6 +48,9 @@ final class Collector {
     /// `--rate-limit`: each fingerprint's window; nil reports every stall in full.
     private var rateLimiter: RateLimiter?
     private var finished: [StallReport] = []
+    /// Every deadlock found, each cycle once (by ``DeadlockReport/key``).
+    private(set) var deadlocks: [DeadlockReport] = []
+    private var reportedDeadlocks: Set<[UInt64]> = []
     private(set) var loadedPids: Set<Int32> = []
     private(set) var watchedPids: [Int32] = []
     /// The processes whose agent said it watches something: a process watched only from outside may still have lost
@@ -89,6 +95,10 @@ final class Collector {
     /// Processes whose event-loop threads are watched because nothing else was, and the loops found, said in one line.
     var loopsSearched: Set<Int32> = []
     var loopsFound: [Int32: [String]] = [:]
+    /// `--metrics`: where the numbers go; nil without it. The threads watched, and when they were last checked alive.
+    var metrics: MetricsRecorder?
+    var metricsThreads: Set<WatchedThread> = []
+    var metricsThreadsCheckedAt: UInt64 = 0
 
     struct StallKey: Hashable {
         let pid: Int32
@@ -173,6 +183,7 @@ final class Collector {
             searchLoops(now: monotonicNow())
             stepThreadWatches(now: monotonicNow())
             announceLoopsFound()
+            if metrics != nil { checkWatchedThreads(now: monotonicNow()) }
         }
         // Messages sent just before the workload exited are still queued: read them all.
         if socketOpen { _ = receiveMessages(into: &buffer) }
@@ -227,6 +238,7 @@ final class Collector {
             var histogram = LatencyHistogram(sparse: buckets)
             histogram.exactMaximum = longest
             busyPeriods[pid] = histogram
+            metrics?.update { $0.busyPeriods(histogram, of: pid) }
         case .frameRate(let pid, let start, let end, let frames, let dropped):
             let reading = FrameRateMonitor.Reading(start: start, end: end, frames: frames, dropped: dropped)
             frameRates.append(reading.framesPerSecond)
@@ -254,6 +266,7 @@ final class Collector {
             refusals.append("the agent did not watch pid \(pid): \(reason)")
         case .watching(let pid, let tid, let strategy):
             if !watchedPids.contains(pid) { watchedPids.append(pid) }
+            if metrics != nil { watchedThread(pid: pid, tid: tid) }
             if !fromProc { agentWatchedPids.insert(pid) }
             if fromProc {
                 if loopsSearched.contains(pid) {
@@ -288,20 +301,23 @@ final class Collector {
             stall.assembler.startCPUClock(
                 cpu: ThreadInspector.cpuTime(pid: pid, tid: tid),
                 runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
-            capturer.sample(&stall, tid: tid)
-            stall.assembler.applyRateLimit(&rateLimiter)
-            pending[stall.key] = stall
+            capturer.sample(&stall, tid: tid, rateLimiter: &rateLimiter)
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
-            if !onset.phase.isOutsideLoop { output.stallDetected(stall.assembler.report) }
+            if !onset.phase.isOutsideLoop {
+                output.stallDetected(stall.assembler.report)
+                metricsStallDetected(stall.assembler.report)
+            }
+            reportDeadlock(found: &stall)
+            pending[stall.key] = stall
         case .stallSample(let pid, let tid, let identifier, _):
             // A stall over the rate limit keeps the sample that named it: the thread is not stopped again.
             guard var stall = pending[StallKey(pid: pid, identifier: identifier)], !stall.assembler.isSuppressed else {
                 capturer.reply(.captured(identifier: identifier))
                 return
             }
-            capturer.sample(&stall, tid: tid)
-            stall.assembler.applyRateLimit(&rateLimiter)
+            capturer.sample(&stall, tid: tid, rateLimiter: &rateLimiter)
+            reportDeadlock(found: &stall)
             pending[stall.key] = stall
         case .stallEnded(let pid, let identifier, let endedAt):
             guard var stall = pending.removeValue(forKey: StallKey(pid: pid, identifier: identifier)) else { return }
@@ -316,6 +332,15 @@ final class Collector {
             stall.assembler.applyRateLimit(&rateLimiter)
             pending[stall.key] = stall
         }
+    }
+
+    /// Says a deadlock the stall's capture found, unless the same cycle was said already (its other threads' stalls).
+    private func reportDeadlock(found stall: inout StallCapturer.OpenStall) {
+        guard let deadlock = stall.deadlock else { return }
+        stall.deadlock = nil
+        guard reportedDeadlocks.insert(deadlock.key).inserted else { return }
+        deadlocks.append(deadlock)
+        output.deadlockFound(deadlock)
     }
 
     private func writeFrameRate(pid: Int32, event: FrameRateMonitor.Event) {
@@ -340,6 +365,7 @@ final class Collector {
             cpuNow: ThreadInspector.cpuTime(pid: pid, tid: tid),
             runQueueNow: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
         output.stallFinished(report)
+        metricsStallFinished(report, captureNanoseconds: stall.captureNanoseconds)
         finished.append(report)
     }
 }

@@ -76,11 +76,18 @@ final class KernelTrace {
             }
         }
         guard count > 0 else { return [:] }
-        var byThread: [Int32: sw_trace_state] = [:]
+        // Refilled in place: the previous reading is released by now, so its storage is reused, not reallocated.
+        var byThread = lastStates
+        lastStates = [:]
+        byThread.removeAll(keepingCapacity: true)
         byThread.reserveCapacity(Int(count))
         for index in 0..<Int(count) { byThread[Int32(bitPattern: batchTids[index])] = batchStates[index] }
+        lastStates = byThread
         return byThread
     }
+
+    /// The last reading's table, kept for its storage.
+    private var lastStates: [Int32: sw_trace_state] = [:]
 
     /// Tells the program `tid`'s loop wait (0: any) and the epoch whose first move it records.
     func control(tid: Int32, loopIdentity: UInt64, epoch: UInt64) {

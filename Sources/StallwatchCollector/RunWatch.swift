@@ -4,6 +4,7 @@ import CStallwatchSystem
 import FoundationEssentials
 import Glibc
 import StallwatchCore
+import StallwatchMetrics
 import StallwatchSystem
 
 /// One workload launched under watch, from validation to its exit.
@@ -12,6 +13,8 @@ public final class RunWatch {
     public struct Outcome {
         /// Every stall: finished ones first, then those still going on when the workload exited.
         public var stalls: [StallReport]
+        /// Deadlocks found at the stalls' captures, each once.
+        public var deadlocks: [DeadlockReport] = []
         /// The workload's raw wait status.
         public var waitStatus: Int32
         /// `--timeout` expired and the workload was stopped.
@@ -41,6 +44,8 @@ public final class RunWatch {
     /// The kernel trace for threads watched from outside (`--thread`), and why there is none when `auto` wanted one.
     private let trace: KernelTrace?
     private let traceWarning: String?
+    /// `--metrics`: where the run's numbers go as they are found.
+    public var metrics: MetricsRecorder?
 
     /// Resolves the command and the agent, and checks they share a Swift runtime; throws before anything runs.
     public init(command: [String], settings: WatchSettings, timeout: UInt64?) throws(StallwatchError) {
@@ -106,10 +111,12 @@ public final class RunWatch {
         let collector = Collector(
             socket: collectorEnd, signals: signals, target: target, settings: settings, output: output, trace: trace)
         collector.preloadWitness = PreloadWitness(agentLibrary: agentLibrary)
+        if let metrics { collector.record(into: metrics) }
         collector.run()
         let stalls = collector.closeStalls()
         return Outcome(
-            stalls: stalls, waitStatus: target.waitStatus ?? 0, timedOut: target.timedOut,
+            stalls: stalls, deadlocks: collector.deadlocks, waitStatus: target.waitStatus ?? 0,
+            timedOut: target.timedOut,
             warnings: [traceWarning ?? collector.traceWarning].compactMap { $0 }
                 + Self.warnings(collector, target: target, socket: agentEnd, startedAt: started),
             watchedPids: collector.watchedPids,

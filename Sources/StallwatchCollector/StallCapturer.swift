@@ -17,21 +17,33 @@ final class StallCapturer {
         var assembler: StallAssembler
         /// Read once, at the first capture: the images do not change during a stall.
         var images: ProcessImages?
+        /// Whether a capture looked for what the thread waits for (once per stall: the first that found it blocked
+        /// in a futex or a wait for a child).
+        var blockerSought = false
+        /// A deadlock that search found, for the collector to report (once per cycle).
+        var deadlock: DeadlockReport?
+        /// The time spent capturing and naming its samples so far (`--metrics`); nil before the first.
+        var captureNanoseconds: UInt64?
+
+        /// Adds the time since `began` to ``captureNanoseconds``.
+        mutating func countCaptureTime(since began: UInt64) {
+            captureNanoseconds = (captureNanoseconds ?? 0) + (monotonicNow() - began)
+        }
 
         var key: Collector.StallKey { Collector.StallKey(pid: assembler.report.pid, identifier: assembler.identifier) }
     }
 
     /// The agent's socket, to answer its capture requests; nil in external mode.
     private let socket: Int32?
-    private let sampler = RemoteStackSampler()
-    private let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
+    let sampler = RemoteStackSampler()
+    let symbolicator = CollectorSymbolicator.make(environment: ProcessInfo.processInfo.environment)
     /// Each process's last image map, reused while it covers the stacks captured.
     private var knownImages: [Int32: ProcessImages] = [:]
     /// Processes that refused ptrace once, and the explanation.
     private var ptraceRefused: [Int32: String] = [:]
 
     /// Frames kept per stack (`--max-frames`).
-    private let maxFrames: Int
+    let maxFrames: Int
 
     init(socket: Int32?, maxFrames: Int = WatchSettings().maxFrames) {
         self.socket = socket
@@ -39,10 +51,19 @@ final class StallCapturer {
     }
 
     /// Takes one sample of `tid`.
-    func sample(_ stall: inout OpenStall, tid: Int32) {
+    ///
+    /// - Parameter rateLimiter: `--rate-limit`, applied once the sample names the stall's fingerprint: a stall over
+    ///   the limit seeks no blocker either (that would stop the holders too).
+    func sample(_ stall: inout OpenStall, tid: Int32, rateLimiter: inout RateLimiter?) {
+        let began = monotonicNow()
+        defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
         let identifier = stall.assembler.identifier
-        stall.assembler.noteState(ThreadInspector.state(pid: pid, tid: tid))
+        let state = ThreadInspector.state(pid: pid, tid: tid)
+        stall.assembler.noteState(state)
+        // What it waits for is read now, before the stop changes it; the search follows the capture.
+        let waitsForSomeone = state?.waitReason == .lock || state?.waitReason == .child
+        let call = !stall.blockerSought && waitsForSomeone ? ThreadInspector.syscallReading(pid: pid, tid: tid) : nil
         if let reason = ptraceRefused[pid] {
             askForInProcessCapture(&stall.assembler, reason: reason)
             return
@@ -65,6 +86,11 @@ final class StallCapturer {
                 truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
                 unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(named.error)
+            stall.assembler.applyRateLimit(&rateLimiter)
+            if let call, !stall.assembler.isSuppressed {
+                stall.blockerSought = true
+                findBlocker(&stall, tid: tid, call: call, frames: named.frames)
+            }
         } catch {
             switch error {
             case .permissionDenied where heldBy != nil:
@@ -145,6 +171,8 @@ final class StallCapturer {
         _ stall: inout OpenStall, addresses: [UInt64], asyncCallers: AsyncCallersFound?, capturedAt: UInt64,
         imageMap: String?, error: String?
     ) {
+        let began = monotonicNow()
+        defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
         if let imageMap, let bytes = Data(base64Encoded: imageMap), var sent = ProcessImages(encoded: [UInt8](bytes)) {
             // The agent's paths are its own: in a container, read them through its root.
@@ -171,7 +199,7 @@ final class StallCapturer {
 
     /// The process's image map: the stall's, else the process's last one if it still covers every address
     /// (libraries rarely come and go), else a fresh one — read right away, as the process may exit any time.
-    private func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
+    func images(for stall: inout OpenStall, covering addresses: [UInt64]) -> ProcessImages {
         let pid = stall.assembler.report.pid
         if let images = stall.images ?? knownImages[pid],
             addresses.allSatisfy({ $0 == 0 || images.image(containing: $0) != nil })

@@ -88,6 +88,8 @@ public enum AgentEnvironment {
     public static let fpsDumpNanoseconds = "STALLWATCH_FPS_DUMP_NS"
     /// Library mode only: its rate limit, `N/DURATION` or `off` (``RateLimit/parseSetting(_:)``).
     public static let rateLimit = "STALLWATCH_RATE_LIMIT"
+    /// Library mode: `[HOST]:PORT` to serve the monitor's Prometheus metrics on (`stallwatch run --metrics` in the app).
+    public static let metrics = "STALLWATCH_METRICS"
 }
 
 /// The project's version, shared by the CLI and the agent so a mismatch can be named.

@@ -1,15 +1,17 @@
 // A fixed-memory log-linear histogram of durations: every busy period of a run loop, in 256 counters.
+import CStallwatchLoopModel
 
 /// Counts durations in log-linear buckets: each power-of-two range of microseconds is split into
 /// ``subBuckets`` equal parts, so every bucket is within 1/8 (12.5 %) of the values it holds, from 1 µs to
 /// over an hour, in a fixed 256 counters — whatever the run's length. Percentiles are each bucket's middle, within
 /// ``precisionPercent`` of the true value; the maximum is kept exactly beside the counters.
+///
+/// The buckets are the C loop model's (`sw_latency_histogram.h`), which the agent's board counts into.
 public struct LatencyHistogram: Equatable, Sendable {
     /// How far a percentile's value may be from the true one, in percent: half a bucket's width over its start.
     public static let precisionPercent = 6.25
-    public static let subBuckets = 8
-    static let subBucketBits = 3
-    public static let bucketCount = 256
+    public static var subBuckets: Int { Int(SW_HISTOGRAM_SUB_BUCKETS) }
+    public static var bucketCount: Int { Int(SW_HISTOGRAM_BUCKETS) }
 
     public private(set) var counts: [UInt64]
     /// The longest duration recorded, exactly, when the recorder kept it (the agent does).
@@ -28,12 +30,7 @@ public struct LatencyHistogram: Equatable, Sendable {
     /// The bucket for a duration in nanoseconds.
     @inline(__always)
     public static func index(forNanoseconds nanoseconds: UInt64) -> Int {
-        let micros = nanoseconds / 1000
-        guard micros >= UInt64(subBuckets) else { return Int(micros) }
-        let magnitude = 63 - micros.leadingZeroBitCount  // floor(log2), at least subBucketBits
-        let shift = magnitude - subBucketBits
-        let sub = Int((micros >> UInt64(shift)) & UInt64(subBuckets - 1))
-        return min(bucketCount - 1, (shift + 1) * subBuckets + sub)
+        Int(sw_histogram_bucket(nanoseconds))
     }
 
     /// The non-empty buckets as `[index, count]` pairs: compact on the wire.

@@ -1,4 +1,5 @@
-// Where the watched run loop is, as published by the agent's observers.
+// Where the watched run loop is, as published by the agent's observers. The numbers are the loop model's, in C.
+import CStallwatchLoopModel
 
 /// The main run loop's position in its cycle, as last published by the agent's observers.
 ///
@@ -6,31 +7,79 @@
 /// `beforeWaiting` is published twice, by an observer ordered first (other observers are about to run)
 /// and by one ordered last (the loop is really about to sleep). A stall inside some other
 /// `beforeWaiting` observer therefore shows up as `beforeWaiting`, which counts as busy.
-public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
+///
+/// Each case's number (its ``rawValue``, what a board publishes and a JSON record holds) is the C loop model's
+/// `sw_loop_phase` of the same name (CStallwatchLoopModel's `sw_loop_phase.h`), the one definition both languages read.
+public enum LoopPhase: Sendable, Codable, CaseIterable, RawRepresentable {
     /// Nothing published yet: the run loop has not run.
-    case notStarted = 0
+    case notStarted
     /// The loop was entered (`kCFRunLoopEntry`).
-    case entry = 1
+    case entry
     /// About to run version-0 sources (`kCFRunLoopBeforeSources`): sources, blocks, main-queue work follow.
-    case beforeSources = 2
+    case beforeSources
     /// `kCFRunLoopBeforeWaiting` observers are running (published by the first observer).
-    case beforeWaiting = 3
+    case beforeWaiting
     /// Asleep, waiting for work (published by the last `beforeWaiting` observer).
-    case sleeping = 4
+    case sleeping
     /// Woken up (`kCFRunLoopAfterWaiting`): timers, main-queue blocks or ports are being handled.
-    case afterWaiting = 5
+    case afterWaiting
     /// The loop returned to its caller (`kCFRunLoopExit`).
-    case exit = 6
+    case exit
     /// No run loop: a main-queue ping went unanswered (a `dispatchMain()` or main-actor program).
-    case mainQueue = 7
+    case mainQueue
     /// The thread left its outermost run loop after running it: a program that pumps the loop itself
     /// (`while running { RunLoop.current.run(mode:before:) }`) is working between two of its calls. Busy: no
     /// timer or source of the loop can run until the thread comes back (see ``RunLoopNesting``).
-    case outsideLoop = 8
+    case outsideLoop
     /// Running a Swift concurrency job on an executor thread (`--thread`): a task's run from one suspension point to
     /// the next, which a task that blocks its thread never ends. Published by the agent at each job's start; the
     /// job's end publishes `sleeping` (the thread is free for the next job).
-    case task = 9
+    case task
+
+    /// The C model's phase of the same name.
+    @inlinable @usableFromInline
+    var model: sw_loop_phase {
+        switch self {
+        case .notStarted: .notStarted
+        case .entry: .entry
+        case .beforeSources: .beforeSources
+        case .beforeWaiting: .beforeWaiting
+        case .sleeping: .sleeping
+        case .afterWaiting: .afterWaiting
+        case .exit: .exit
+        case .mainQueue: .mainQueue
+        case .outsideLoop: .outsideLoop
+        case .task: .task
+        }
+    }
+
+    @inlinable @usableFromInline
+    init(model: sw_loop_phase) {
+        switch model {
+        case .notStarted: self = .notStarted
+        case .entry: self = .entry
+        case .beforeSources: self = .beforeSources
+        case .beforeWaiting: self = .beforeWaiting
+        case .sleeping: self = .sleeping
+        case .afterWaiting: self = .afterWaiting
+        case .exit: self = .exit
+        case .mainQueue: self = .mainQueue
+        case .outsideLoop: self = .outsideLoop
+        case .task: self = .task
+        }
+    }
+
+    /// The phase's number, as the agent publishes it.
+    @inlinable
+    public var rawValue: UInt8 { model.rawValue }
+
+    /// The phase numbered `rawValue`; nil for a number the model does not define.
+    @inlinable
+    public init?(rawValue: UInt8) {
+        // An imported C enum takes any number as its raw value: the model says which are phases.
+        guard sw_phase_is_defined(rawValue) != 0, let model = sw_loop_phase(rawValue: rawValue) else { return nil }
+        self.init(model: model)
+    }
 
     /// Whether a timeout in this phase counts toward a stall.
     ///
@@ -38,12 +87,10 @@ public enum LoopPhase: UInt8, Sendable, Codable, CaseIterable {
     /// loop is between entry and its first sources) and `beforeWaiting` (another observer is running).
     /// `outsideLoop` counts too: the thread ran its loop and has not come back to it. An asleep loop and one that
     /// never ran never count (`exit` is no longer published: leaving a loop resumes the phase outside it).
-    public var isBusy: Bool {
-        switch self {
-        case .entry, .beforeSources, .beforeWaiting, .afterWaiting, .mainQueue, .outsideLoop, .task: true
-        case .notStarted, .sleeping, .exit: false
-        }
-    }
+    ///
+    /// The rule is the C model's busy mask (`SW_BUSY_PHASES`), which the agent's board also reads to begin a busy
+    /// period.
+    public var isBusy: Bool { sw_phase_is_busy(rawValue) != 0 }
 
     /// Whether this is time outside the thread's outermost run loop (see ``StallReport/isOutsideLoop``).
     public var isOutsideLoop: Bool { self == .outsideLoop }

@@ -1,5 +1,5 @@
 // Which phase the main thread is in when run loops nest or are pumped by hand: entry pushes, exit pops.
-import CStallwatchNesting
+import CStallwatchLoopModel
 
 /// Turns the activities CoreFoundation reports into the phase to publish, across nested and pumped loops.
 ///
@@ -33,12 +33,47 @@ public struct RunLoopNesting: Sendable {
     /// The CoreFoundation activities the agent observes, `sleeping` being the last `beforeWaiting` observer.
     public enum Activity: Sendable {
         case entry, beforeSources, beforeWaiting, sleeping, afterWaiting, exit
+
+        /// The C model's activity of the same name.
+        @inlinable @usableFromInline
+        var model: sw_loop_activity {
+            switch self {
+            case .entry: .entry
+            case .beforeSources: .beforeSources
+            case .beforeWaiting: .beforeWaiting
+            case .sleeping: .sleeping
+            case .afterWaiting: .afterWaiting
+            case .exit: .exit
+            }
+        }
+
+        /// What an observer hears when CoreFoundation reports `activity` (a `CFRunLoopActivity`'s raw value): the
+        /// first observer each activity, the last (`lastObserver`) only the loop going to sleep. Nil for an
+        /// activity the model does not follow. The C model's table (`sw_activity_observed`), which the main loop's
+        /// C observers read too.
+        @inlinable
+        public init?(coreFoundation activity: UInt, lastObserver: Bool) {
+            switch sw_activity_observed(activity, lastObserver ? 1 : 0) {
+            case .none: return nil
+            case .entry: self = .entry
+            case .beforeSources: self = .beforeSources
+            case .beforeWaiting: self = .beforeWaiting
+            case .sleeping: self = .sleeping
+            case .afterWaiting: self = .afterWaiting
+            case .exit: self = .exit
+            }
+        }
+
+        /// Whether the transition is stamped by the precise clock (all but `beforeSources`, which a loop that never
+        /// sleeps reports at every iteration).
+        @inlinable
+        public var isPrecise: Bool { sw_activity_is_precise(model) != 0 }
     }
 
     /// Where the thread is now.
     @inlinable
     public var state: State { Self.state(model.current) }
-    // The C model (CStallwatchNesting) is the one definition: the agent's C runs it on the main loop's hot path with no
+    // The C model (CStallwatchLoopModel) is the one definition: the agent's C runs it on the main loop's hot path with no
     // call at all. These are inlinable so that a loop thread's observers, which run it here, pay no call either.
     @usableFromInline var model = sw_nesting()
 
@@ -66,10 +101,8 @@ public struct RunLoopNesting: Sendable {
         switch activity {
         case .entry: byte = sw_nesting_enter(&model, mode)
         case .exit: byte = sw_nesting_exit(&model)
-        case .beforeSources: byte = sw_nesting_move(&model, LoopPhase.beforeSources.rawValue)
-        case .beforeWaiting: byte = sw_nesting_move(&model, LoopPhase.beforeWaiting.rawValue)
-        case .sleeping: byte = sw_nesting_move(&model, LoopPhase.sleeping.rawValue)
-        case .afterWaiting: byte = sw_nesting_move(&model, LoopPhase.afterWaiting.rawValue)
+        case .beforeSources, .beforeWaiting, .sleeping, .afterWaiting:
+            byte = sw_nesting_move(&model, sw_activity_phase(activity.model).rawValue)
         }
         return Self.state(byte)
     }
@@ -109,9 +142,9 @@ public struct RunLoopNesting: Sendable {
         sw_nesting_resynchronize(&model, mode)
     }
 
-    /// A state byte of the model (`mode << 4 | phase`).
+    /// A state byte of the model (`sw_packed_state`: mode and phase).
     @inlinable
     static func state(_ byte: UInt8) -> State {
-        State(phase: LoopPhase(rawValue: byte & 0xF) ?? .notStarted, mode: byte >> 4)
+        State(phase: LoopPhase(rawValue: sw_packed_state_phase(byte)) ?? .notStarted, mode: sw_packed_state_mode(byte))
     }
 }

@@ -124,6 +124,14 @@ public struct StallAssembler: Sendable {
             + "; captured in-process with a signal instead, which can cut a blocking sleep in the workload short"
     }
 
+    /// What the thread waits for, found at a capture (only the first one found is kept: later samples do not look).
+    /// - Parameter searchNanoseconds: how long finding it took, the holders' captures included.
+    public mutating func note(blocker: Blocker, searchNanoseconds: UInt64? = nil) {
+        guard report.blocker == nil else { return }
+        report.blocker = blocker
+        report.blockerSearchNanoseconds = searchNanoseconds
+    }
+
     /// How an attached process's stall was seen.
     public mutating func note(attached: AttachedStall) {
         report.attached = attached

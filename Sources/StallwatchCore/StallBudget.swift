@@ -25,19 +25,29 @@ public struct StallBudget: Equatable, Sendable {
         self.maxP99 = maxP99
     }
 
+    /// Whether a limit on stalls is set (all but `--max-p99`, which judges busy periods).
+    public var limitsStalls: Bool { failOnStall || maxStall != nil || maxStalls != nil || maxTotal != nil }
+
     /// Whether any limit is set at all.
     public var isSet: Bool { failOnStall || maxStall != nil || maxStalls != nil || maxTotal != nil || maxP99 != nil }
 
     /// Judges a run's stalls, ignoring those whose fingerprint is in `baseline` (known slow paths).
     ///
     /// An unfinished stall counts with the length it had reached when the run ended (`endOfRun`), which is
-    /// a lower bound: a deadlock breaks `--max-stall` as soon as it has lasted longer than the limit.
+    /// a lower bound. A deadlock found at a capture (`deadlocks`) breaks any stall limit (`--fail-on-stall`,
+    /// `--max-stall`, `--max-stalls`, `--max-total`) at once, whatever its stall's length or the baseline: its
+    /// threads can never go on.
     public func evaluate(
-        _ stalls: [StallReport], baseline: Set<String> = [], endOfRun: UInt64, busyPeriods: LatencyHistogram? = nil
+        _ stalls: [StallReport], baseline: Set<String> = [], endOfRun: UInt64, busyPeriods: LatencyHistogram? = nil,
+        deadlocks: Int = 0
     ) -> Verdict {
         let counted = stalls.filter { !baseline.contains($0.fingerprint) }
         let lengths = counted.map { $0.length(endOfRun: endOfRun) }
         var violations: [String] = []
+        if deadlocks > 0, limitsStalls {
+            violations.append(
+                "\(deadlocks) deadlock\(deadlocks == 1 ? "" : "s"): threads wait on each other's locks for good")
+        }
         if failOnStall, !counted.isEmpty {
             violations.append("\(counted.count) stall\(counted.count == 1 ? "" : "s") (--fail-on-stall)")
         }

@@ -44,6 +44,11 @@ public struct StallReport: Equatable, Sendable {
     /// all its full reports in the current window, so the stall kept the one sample that named its fingerprint and
     /// culprit, and its record leaves the samples out.
     public var suppressed = false
+    /// What the thread waited for, found at the first capture that saw it blocked in a futex or a wait for a child:
+    /// the lock and its holder, or the child. Nil where it was not blocked so, or nothing could be read.
+    public var blocker: Blocker?
+    /// How long finding ``blocker`` took in the collector (its reads, and each holder's capture and naming).
+    public var blockerSearchNanoseconds: UInt64?
 
     public init(
         identifier: Int, pid: Int32, tid: Int32, processName: String, phase: LoopPhase, start: UInt64,
@@ -177,6 +182,8 @@ public struct RunSummary: Equatable, Sendable {
     public var attached: AttachOutcome?
     /// The stalls per thread, when some were not the main thread's (`--thread`); empty otherwise.
     public var threads: [ThreadTotal]
+    /// Deadlocks found at the stalls' captures, each once.
+    public var deadlockCount = 0
 
     /// Adds up the stalls of a run; unfinished ones are counted but have no length.
     public init(

@@ -33,9 +33,17 @@ public struct ThreadState: Equatable, Sendable {
     /// What a blocked thread is waiting for, in a reader's words; nil while running.
     public var waitReason: WaitReason? {
         guard !isRunning else { return nil }
-        if let syscall { return WaitReason(syscall: syscall) }
+        // `restart_syscall` is a call a ptrace stop interrupted (a sleep, a timed wait): its wait channel says which.
+        if let syscall, syscall != "restart_syscall" { return WaitReason(syscall: syscall) }
         if let waitChannel { return WaitReason(waitChannel: waitChannel) }
         return .other
+    }
+
+    /// The call to name for what the thread waits in: its system call, or its wait channel where the call is unknown
+    /// or only `restart_syscall`.
+    public var waitingCall: String? {
+        if let syscall, syscall != "restart_syscall" { return syscall }
+        return waitChannel ?? syscall
     }
 }
 

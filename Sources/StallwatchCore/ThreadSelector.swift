@@ -121,5 +121,7 @@ public enum AgentThreadNames {
     public static let watcher = "stallwatch"
     /// The thread that listens for `stallwatch attach` (a `poll` loop of its own).
     public static let listener = "stallwatch-listen"
-    public static let all: Set<String> = [watcher, listener]
+    /// The thread that serves `STALLWATCH_METRICS` in library mode (a `poll` loop of its own).
+    public static let metrics = "stallwatch-http"
+    public static let all: Set<String> = [watcher, listener, metrics]
 }

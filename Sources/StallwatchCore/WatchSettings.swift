@@ -1,5 +1,6 @@
 // What counts as a stall and how it is watched: defined once, with its defaults, limits and encodings, for the
 // command line, the agent's environment, the attach request and the library's configuration.
+import CStallwatchLoopModel
 
 /// How the agent detects stalls (`--strategy`).
 public enum WatchStrategy: String, CaseIterable, Codable, Sendable {
@@ -51,8 +52,9 @@ public struct WatchSettings: Equatable, Sendable {
     /// Frames kept per stack, innermost and outermost, of a deeper one (`--max-frames`; 256).
     public var maxFrames = 256
     /// The most frames an in-process capture (the agent's, with a signal) keeps: its stack must fit one message to the
-    /// collector beside the image map. Its stacks keep the innermost frames only.
-    public static let inProcessFrameLimit = 512
+    /// collector beside the image map. Its stacks keep the innermost frames only. The C capture's own limit (the loop
+    /// model's `SW_IN_PROCESS_MAX_FRAMES`).
+    public static var inProcessFrameLimit: Int { Int(SW_IN_PROCESS_MAX_FRAMES) }
 
     /// Frames an in-process capture keeps under these settings.
     public var inProcessMaxFrames: Int { min(maxFrames, Self.inProcessFrameLimit) }

@@ -92,6 +92,13 @@ public struct HTMLExporter: StallExporter {
             writeStall(stall, to: &json, frame: index)
         }
         json.raw("]")
+        json.key("deadlocks")
+        json.raw("[")
+        for (number, deadlock) in collection.deadlocks.enumerated() {
+            json.comma(number > 0)
+            json.string("\(deadlock.process) (pid \(deadlock.pid)): \(deadlock.summary)")
+        }
+        json.raw("]")
         json.key("groups")
         json.raw("[")
         for (number, group) in FingerprintGroup.groups(of: collection).enumerated() {
@@ -134,6 +141,8 @@ public struct HTMLExporter: StallExporter {
         json.optionalString(stall.callout)
         json.key("verdict")
         json.optionalString(stall.verdict)
+        json.key("blocker")
+        writeBlocker(stall.blocker, to: &json)
         json.key("samples")
         json.raw("[")
         for (position, (sample, weight)) in zip(stall.samples, stall.sampleWeightsMs).enumerated() {
@@ -147,6 +156,26 @@ public struct HTMLExporter: StallExporter {
             json.raw("]")
         }
         json.raw("]}")
+    }
+
+    /// `null`, or what the stall's thread waited for: its line (`s`), the thread the time went to (`h`) and that
+    /// thread's stack (`hs`, an index into `stacks`), whether the chain was a deadlock (`dl`).
+    static func writeBlocker(_ blocker: StallCollection.Blocker?, to json: inout JSONWriter) {
+        guard let blocker else {
+            json.raw("null")
+            return
+        }
+        json.raw("{")
+        json.key("s", first: true)
+        json.string(blocker.summary)
+        json.key("h")
+        json.optionalString(
+            blocker.holderTid.map { "thread \(blocker.holderName ?? "?") (tid \($0))" })
+        json.key("hs")
+        if let stack = blocker.holderStack { json.number(Int(stack)) } else { json.raw("null") }
+        json.key("dl")
+        json.raw(blocker.deadlock ? "true" : "false")
+        json.raw("}")
     }
 
     static func writeGroup(_ group: FingerprintGroup, to json: inout JSONWriter, frame index: (Int32) -> Int) {

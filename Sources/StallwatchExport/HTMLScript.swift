@@ -34,6 +34,21 @@ enum HTMLScript {
           panel.append(element("div", {}, stall.process + " pid " + stall.pid + ", tid " + stall.tid + ", stall "
             + stall.id + ", on " + stall.host + ", started " + when(stall.start) + ", fingerprint " + stall.fp
             + (stall.verdict ? ", thread " + stall.verdict : "")));
+          if (stall.blocker) {
+            panel.append(element("div", { class: stall.blocker.dl ? "blocker deadlock" : "blocker" },
+              (stall.blocker.dl ? "DEADLOCK: " : "") + stall.blocker.s));
+            if (stall.blocker.hs !== null) {
+              const box = element("details", { open: "", class: "holder" });
+              box.append(element("summary", {}, "stack of " + stall.blocker.h + ", which the stalled thread waited on"));
+              const list = element("ol");
+              data.stacks[stall.blocker.hs].slice().reverse().slice(0, 16).forEach((frame) => {
+                list.append(element("li", {}, data.frames[frame].n + (data.frames[frame].l
+                  ? "  (" + data.frames[frame].l + ")" : "")));
+              });
+              box.append(list);
+              panel.append(box);
+            }
+          }
           stall.samples.forEach((sample, number) => {
             const stack = data.stacks[sample[1]];
             const box = element("details", number === 0 ? { open: "" } : {});
@@ -261,7 +276,7 @@ enum HTMLScript {
         document.getElementById("overview").textContent = count(data.stalls.length, "stall") + " (" + ms(total)
           + " stalled) in " + count(data.runs.length, "run") + " on " + count(hosts.size, "host") + ", "
           + count(data.groups.length, "fingerprint") + ", from " + data.sources.join(", ") + " — stallwatch "
-          + data.version;
+          + data.version + data.deadlocks.map((text) => "; DEADLOCK in " + text).join("");
         drawTimeline();
         drawTable();
         // A link can open the page searching for a function (#search=name) or showing a stall (#stall=index).

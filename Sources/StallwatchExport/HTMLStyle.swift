@@ -26,6 +26,8 @@ enum HTMLStyle {
         .details { border: 1px solid #ccc; border-radius: 4px; padding: 0.5rem 0.75rem; margin-top: 0.5rem;
           background: #fffdf7; max-height: 24rem; overflow-y: auto; }
         .details summary { cursor: pointer; }
+        .details .blocker { margin-top: 0.25rem; font-weight: 600; }
+        .details .deadlock { color: #b00020; }
         .details h3 { margin: 0 0 0.25rem; font-size: 1rem; }
         .details ol { margin: 0.25rem 0; padding-left: 1.5rem; font-family: ui-monospace, monospace;
           font-size: 12px; }

@@ -26,7 +26,8 @@ public struct TextSummaryExporter: StallExporter {
         var output =
             "\(Self.count(collection.stalls.count, "stall")) (\(Self.milliseconds(total)) stalled)"
             + " in \(Self.count(collection.runs.count, "run")) on \(Self.count(hosts.count, "host")),"
-            + " \(Self.count(groups.count, "fingerprint")), from \(Self.count(collection.sources.count, "input"))\n"
+            + " \(Self.count(groups.count, "fingerprint")), from \(Self.count(collection.sources.count, "input"))"
+            + (collection.deadlocks.isEmpty ? "" : "; \(Self.count(collection.deadlocks.count, "deadlock"))") + "\n"
         for (rank, group) in groups.enumerated() {
             let culprit = group.culprit.map { collection.frames[Int($0)] }
             let name = culprit.map { Self.safe($0.displayName) } ?? "no culprit (no frame of the program's own)"
@@ -52,6 +53,28 @@ public struct TextSummaryExporter: StallExporter {
                 + " (\(group.hosts.map(Self.safe).joined(separator: ", ")));"
                 + " first \(RFC3339.text(milliseconds: group.firstSeenMs)),"
                 + " last \(RFC3339.text(milliseconds: group.lastSeenMs))\n"
+        }
+        output += blockers(collection)
+        return output
+    }
+
+    /// Stalled time by what the threads waited for, and every deadlock; empty when no record says.
+    func blockers(_ collection: StallCollection) -> String {
+        let groups = BlockerGroup.groups(of: collection)
+        var output = ""
+        if !groups.isEmpty {
+            output += "\nWhat the stalled threads waited for, by stalled time:\n"
+            for group in groups {
+                let percent = String(Int((group.share * 100).rounded()))
+                output +=
+                    "   \(String(repeating: " ", count: max(0, 3 - percent.count)) + percent) % (\(Self.milliseconds(group.totalMs)),"
+                    + " \(Self.count(group.stalls.count, "stall"))) waiting on \(Self.safe(group.label))\n"
+            }
+        }
+        for deadlock in collection.deadlocks {
+            output +=
+                "\n" + bold("DEADLOCK") + " in \(Self.safe(deadlock.process)) (pid \(deadlock.pid)):"
+                + " \(Self.safe(deadlock.summary))\n"
         }
         return output
     }

@@ -6,7 +6,7 @@ import StallwatchCore
 /// The schema is versioned by `schemaVersion` in every record; readers should ignore keys and `event`
 /// kinds they do not know, so later versions can add both.
 public struct JSONLinesReporter: Reporter {
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     let clock: WallClock
     /// The `host` key of every record (`stallwatch report` merges runs from many machines); none when `nil`.
@@ -41,6 +41,7 @@ public struct JSONLinesReporter: Reporter {
                 ("callout", .optional(stall.callout?.rawValue)),
                 ("fingerprint", .string(stall.fingerprint)),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
+                ("blocker", blockerValue(stall)),
                 ("samples", .array(shownSamples(of: stall).prefix(1).map { sampleRecord($0, stall: stall) })),
             ] + suppressedKey(stall)
         ).serialized() + "\n"
@@ -95,6 +96,7 @@ public struct JSONLinesReporter: Reporter {
                 ),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
                 ("thread", stall.threadActivity.map(activityRecord) ?? .null),
+                ("blocker", blockerValue(stall)),
                 (
                     "confidence",
                     .object([
@@ -239,6 +241,7 @@ public struct JSONLinesReporter: Reporter {
                 ("exitStatus", summary.exitStatus.map { .int(Int64($0)) } ?? .null),
                 ("warnings", .array(summary.warnings.map(JSONValue.string))),
                 ("timedOut", .bool(summary.timedOut)),
+                ("deadlocks", .int(Int64(summary.deadlockCount))),
                 (
                     "busyPeriods",
                     summary.busyPeriods.map { busyPeriodsRecord($0, threshold: summary.thresholdNanoseconds) } ?? .null

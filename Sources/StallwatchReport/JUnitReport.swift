@@ -19,6 +19,8 @@ public struct JUnitReport: Sendable {
     public var startOfRun: UInt64
     public var command: String
     public var clock: WallClock
+    /// Deadlocks found at the stalls' captures: one test case each, failed under a stall budget.
+    public var deadlocks: [DeadlockReport] = []
 
     public init(
         stalls: [StallReport], summary: RunSummary, budget: StallBudget, baseline: Set<String>, startOfRun: UInt64,
@@ -44,7 +46,7 @@ public struct JUnitReport: Sendable {
     }
 
     public func render() -> String {
-        let cases = [runCase()] + stallCases()
+        let cases = [runCase()] + deadlockCases() + stallCases()
         let failures = cases.filter { $0.failure != nil }.count
         let skipped = cases.filter { $0.skipped != nil }.count
         let seconds = Self.seconds(summary.runNanoseconds)
@@ -102,7 +104,7 @@ public struct JUnitReport: Sendable {
     }
 
     func runCase() -> TestCase {
-        let verdict = budget.evaluate(stalls, baseline: baseline, endOfRun: endOfRun)
+        let verdict = budget.evaluate(stalls, baseline: baseline, endOfRun: endOfRun, deadlocks: deadlocks.count)
         var output = "\(summary.stallCount) stall(s), \(Int(Double(summary.totalStallNanoseconds) / 1e6)) ms stalled"
         if verdict.excusedByBaseline > 0 { output += "; \(verdict.excusedByBaseline) known in the baseline" }
         if !budget.isSet { output += "; no stall budget set (--fail-on-stall, --max-stall, --max-stalls, --max-total)" }
@@ -143,10 +145,27 @@ public struct JUnitReport: Sendable {
             } else if let offender = group.first(where: { budget.violation(by: $0, endOfRun: endOfRun) != nil }),
                 let reason = budget.violation(by: offender, endOfRun: endOfRun)
             {
+                let blocker = offender.blocker.map { ", \($0.summary)" } ?? ""
                 testCase.failure = (
-                    "stall #\(offender.identifier) \(reason) in \(culprit)", Self.stackText(of: offender)
+                    "stall #\(offender.identifier) \(reason) in \(culprit)\(blocker)", Self.stackText(of: offender)
                 )
             }
+            return testCase
+        }
+    }
+
+    /// One test case per deadlock, failed when a stall budget is set (a deadlock breaks any), with every thread's
+    /// stack as its text.
+    func deadlockCases() -> [TestCase] {
+        deadlocks.map { deadlock in
+            let text = deadlock.threads.map { thread in
+                "\(thread.label) waits on \(thread.lockKind.phrase) 0x\(String(thread.lockAddress, radix: 16))"
+                    + " held by tid \(thread.holder)\n" + Self.framesText(thread.frames)
+            }.joined(separator: "\n\n")
+            var testCase = TestCase(
+                name: "deadlock: \(deadlock.summary)", className: "stallwatch.deadlock.\(deadlock.processName)",
+                seconds: 0, failure: nil, skipped: nil, output: text)
+            if budget.limitsStalls { testCase.failure = ("DEADLOCK in pid \(deadlock.pid): \(deadlock.summary)", text) }
             return testCase
         }
     }
@@ -156,7 +175,19 @@ public struct JUnitReport: Sendable {
         let dominant = stall.dominantFrame?.symbol
         let sample = stall.samples.first { $0.frames.contains { $0.symbol == dominant } } ?? stall.samples.first
         guard let frames = sample?.frames else { return "no stack captured" }
-        return frames.enumerated().map { index, frame in
+        let blocker = stall.blocker.map { "\n\n" + $0.summary + holderText($0) } ?? ""
+        return framesText(frames) + blocker
+    }
+
+    /// The stack of the thread at the end of the chain of holders, for the failure's text.
+    static func holderText(_ blocker: Blocker) -> String {
+        guard let holder = blocker.rootHolder, !holder.frames.isEmpty else { return "" }
+        return "\nstack of \(holder.label):\n" + framesText(holder.frames)
+    }
+
+    /// Frames as plain text, one a line.
+    static func framesText(_ frames: [Frame]) -> String {
+        frames.enumerated().map { index, frame in
             var line = "#\(index) \(frame.symbol ?? "0x" + String(frame.address, radix: 16))"
             if let image = frame.imageName { line += " (\(image) +0x\(String(frame.offset ?? 0, radix: 16)))" }
             if let file = frame.file {

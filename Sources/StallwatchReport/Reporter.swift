@@ -20,6 +20,8 @@ public protocol Reporter: Sendable {
     /// A `--fps` record: a second's frame rate or a run of dropped frames. Empty for formats (or events)
     /// without one; the text format shows the readings only as the summary's series.
     mutating func render(_ frames: FrameRateReport) -> String
+    /// Threads found waiting on each other's locks, written the moment the cycle is found.
+    mutating func render(_ deadlock: DeadlockReport) -> String
     /// `stallwatch stack`'s dump of a process's threads.
     mutating func render(_ stacks: ProcessStacks) -> String
 }

@@ -18,6 +18,9 @@ extension TextReporter {
         } else {
             headline += " in \(Self.seconds(summary.runNanoseconds)) s"
         }
+        if summary.deadlockCount > 0 {
+            headline += "; \(summary.deadlockCount) DEADLOCK\(summary.deadlockCount == 1 ? "" : "S")"
+        }
         if let status = summary.exitStatus { headline += "; exit status \(status)" }
         lines.append(style.bold(headline))
         if summary.stallCount - summary.unfinishedCount > 1 {

@@ -85,6 +85,7 @@ public struct TextReporter: Reporter {
             lines.append(contentsOf: stack(shown.frames, truncation: shown.truncation))
             if let cutShort = shown.cutShort { lines.append("  note: \(cutShort)") }
         }
+        lines.append(contentsOf: blockerLines(stall))
         return lines
     }
 

@@ -24,6 +24,7 @@ enum BenchCommand {
 
         USAGE: stallwatch-bench drive [--rounds N] [--seconds S] [SECTION ...]
                stallwatch-bench WORKLOAD [--seconds S | --iterations N] [--classic | --empty-observers]
+               stallwatch-bench tight-loop --seconds S --windows W
                stallwatch-bench gap-target [--seconds S] [--stalls N]
 
         WORKLOAD is tight-loop, tight-loop-foundation, realistic, tight-loop-thread or idle-loops; each prints one
@@ -32,8 +33,8 @@ enum BenchCommand {
 
         SUBCOMMANDS:
           drive         Run the benchmarks and print the tables (what Scripts/bench runs). SECTION is one of
-                        overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report; the default
-                        is all of them.
+                        overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report,
+                        metrics; the default is all of them.
           tight-loop    Count iterations of a run loop whose version-0 source re-signals itself, run by one
                         CFRunLoopRunInMode call.
           tight-loop-foundation
@@ -57,6 +58,8 @@ enum BenchCommand {
           --empty-observers
                         Install observers that do nothing on the activities the agent observes: the cost
                         of CoreFoundation's observer dispatch alone.
+          --windows W   tight-loop: run in windows of W seconds and print each one's line (start_ns, end_ns,
+                        count, cpu_ns), so that parts of one run can be compared (the metrics section).
           -h, --help    Show help information.
         """
 
@@ -69,6 +72,7 @@ enum BenchCommand {
         var rounds: Int?
         var inProcess: WorkloadOptions.InProcessWatcher?
         var iterations: UInt64?
+        var window: Double?
         var sections: [DriverOptions.Section] = []
         var stalls = 1
         while let argument = remaining.popFirst() {
@@ -94,6 +98,11 @@ enum BenchCommand {
                     throw BenchUsageError("--stalls takes a whole number from 1 to 100")
                 }
                 stalls = value
+            case "--windows" where subcommand == Workload.tightLoop.rawValue:
+                guard let text = remaining.popFirst(), let value = Double(text), value >= 0.01, value <= 60 else {
+                    throw BenchUsageError("--windows takes a number of seconds from 0.01 to 60")
+                }
+                window = value
             case "--classic" where Workload(rawValue: subcommand) != nil:
                 inProcess = .classic
             case "--empty-observers" where Workload(rawValue: subcommand) != nil:
@@ -109,7 +118,8 @@ enum BenchCommand {
         }
         if let workload = Workload(rawValue: subcommand) {
             return .workload(
-                workload, WorkloadOptions(seconds: seconds ?? 2, iterations: iterations, inProcess: inProcess))
+                workload,
+                WorkloadOptions(seconds: seconds ?? 2, iterations: iterations, inProcess: inProcess, window: window))
         }
         switch subcommand {
         case "gap-target":
@@ -138,12 +148,15 @@ struct WorkloadOptions {
     /// A fixed amount of work instead of a time limit.
     var iterations: UInt64?
     var inProcess: InProcessWatcher?
+    /// `--windows S` (tight loop): run in windows of S seconds, each one's throughput printed.
+    var window: Double?
 }
 
 /// What the driver measures, and how long.
 struct DriverOptions {
     enum Section: String, CaseIterable {
         case overhead, instructions, loops, kernel, detection, capture, stack, memory, soak, report
+        case metrics
     }
 
     var rounds = 5

@@ -29,7 +29,11 @@ enum StallwatchBench {
             let result =
                 switch workload {
                 case .tightLoop:
-                    TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .coreFoundation)
+                    if let window = options.window {
+                        WindowedLoop.run(seconds: options.seconds, window: window)
+                    } else {
+                        TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .coreFoundation)
+                    }
                 case .tightLoopFoundation:
                     TightLoop.run(seconds: options.seconds, iterations: options.iterations, driver: .foundation)
                 case .realistic: RealisticLoop.run(seconds: options.seconds, units: options.iterations)

@@ -1,4 +1,5 @@
 // A background thread that acts at fixed CLOCK_MONOTONIC instants: the "other thread" in cross-thread scenarios.
+import CStallwatchSystem
 import Foundation
 
 enum BackgroundTimeline {
@@ -12,6 +13,9 @@ enum BackgroundTimeline {
         _ action: @escaping @Sendable (Int) -> Void
     ) {
         let thread = Thread {
+            // Foundation keeps `Thread.name` to itself on Linux: the kernel's name is what reports show (a lock's
+            // holder is named by it).
+            _ = sw_set_thread_name(name)
             for (offset, instant) in instants.enumerated() {
                 instant.sleepUntil()
                 action(offset + 1)

@@ -9,6 +9,7 @@ import StallwatchCLI
 import StallwatchCore
 import StallwatchExport
 import StallwatchImages
+import StallwatchMetrics
 import StallwatchSymbols
 
 /// One parser under fuzzing.
@@ -35,6 +36,8 @@ enum FuzzTarget: String, CaseIterable {
     case arguments
     /// A duration option's value.
     case duration
+    /// A request to the metrics endpoint (anyone who reaches its port sends one), and a `--metrics` address.
+    case metricsRequest = "metrics-request"
 
     /// The DWARF section names, in the order the `dwarf` target's input holds them.
     static let sectionNames = [
@@ -101,6 +104,10 @@ enum FuzzTarget: String, CaseIterable {
             _ = ArgumentParser.parse(arguments)
         case .duration:
             _ = DurationParser.parse(String(decoding: bytes, as: UTF8.self))
+        case .metricsRequest:
+            let head = MetricsHTTP.headEnd(in: bytes).map { Array(bytes[..<$0]) } ?? bytes
+            _ = MetricsHTTP.response(toHead: head) { "stallwatch_watched_threads 1\n" }.bytes
+            _ = MetricsAddress.parse(String(decoding: bytes, as: UTF8.self))
         }
     }
 

@@ -73,6 +73,13 @@ let stallingScenarios: [(scenario: String, culprit: String, callout: String, doi
         #expect(top?.symbol.contains("AccountStore.waitForAccountLock") == true)
         #expect(top?.stalls == 3)
         #expect(summary.p95StallMs >= 599)
+        // NSLock is a glibc mutex: its holder, the background sync asleep with the lock, is named with its stack.
+        for stall in stalls {
+            let holder = stall.blocker.value?.holder.value
+            #expect(holder?.threadName == "accounts-sync", "\(stall.blocker)")
+            #expect(holder?.symbols.contains { $0.contains("AccountStore.syncInBackground") } == true)
+            #expect(holder?.doing.value?.contains("nanosleep") == true)
+        }
     }
 
     @Test func stoppedProcessIsFlaggedNotBlamed() throws {

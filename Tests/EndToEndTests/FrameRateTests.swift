@@ -16,7 +16,7 @@ import Testing
         let slow = readings.filter { $0.fps < 45 && $0.droppedMs > 0 }
         #expect(!slow.isEmpty, "a slow second: \(readings)")
         for reading in readings {
-            #expect(reading.schemaVersion == 2)
+            #expect(reading.schemaVersion == 3)
             // pid and frames are Int in FrameRateRecord: a missing or non-integer one fails decoding above.
             #expect(reading.pid > 0 && reading.frames >= 0)
             #expect(reading.startedAt.hasSuffix("Z"))

@@ -40,6 +40,8 @@ enum LibraryUserApp {
         let stalls: [StallRecord]
         let lines: [[String: String]]
         let status: Int32
+        /// What the app (and its agent) said on stderr.
+        var stderr = ""
 
         func line(_ event: String) -> [String: String]? { lines.first { $0["event"] == event } }
         var sleptMs: Double? { line("app-sleep")?["ms"].flatMap(Double.init) }
@@ -48,7 +50,7 @@ enum LibraryUserApp {
     /// Runs the app (`executable`, else the built fixture) with `arguments`, and `environment` added to the test's.
     static func run(
         _ arguments: [String] = [], executable: String? = nil, droppingPtraceCapability: Bool = false,
-        asNobody: Bool = false, environment: [String: String] = [:]
+        asNobody: Bool = false, environment: [String: String] = [:], capturingStderr: Bool = false
     ) throws -> Run {
         var app = try executable ?? built.get()
         let process = Process()
@@ -70,13 +72,17 @@ enum LibraryUserApp {
             process.arguments = arguments
         }
         let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
+        if capturingStderr { process.standardError = errors }
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // A monitor that hangs the app (a stop() waiting for itself) fails the test instead of hanging it.
         let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: killer)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said =
+            capturingStderr ? String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) : ""
         process.waitUntilExit()
         killer.cancel()
         let lines = text.split(separator: "\n").compactMap { line -> [String: String]? in
@@ -87,7 +93,7 @@ enum LibraryUserApp {
         }
         return Run(
             stalls: try JSONLines.records(in: text).compactMap(\.stall), lines: lines,
-            status: process.terminationStatus)
+            status: process.terminationStatus, stderr: said)
     }
 }
 
@@ -227,6 +233,40 @@ let muteHelperScripts = [
         for stall in run.stalls {
             #expect(stall.capture.method == "signal")
             #expect(stall.capture.note?.contains("ptrace was not permitted") == true)
+        }
+    }
+
+    /// `STALLWATCH_METRICS` in the app: its own endpoint counts its stalls; a bad value or a port in use is one line on
+    /// its stderr, and the app runs on, watched as before.
+    @Test func theAppServesItsOwnMetrics() throws {
+        var served: LibraryUserApp.Run?
+        // A port free a moment ago may be taken by the time the app listens: try another.
+        for _ in 0..<3 {
+            let port = try FreePort.pick()
+            let run = try LibraryUserApp.run(
+                ["--scrape", "\(port)"], environment: ["STALLWATCH_METRICS": "127.0.0.1:\(port)"], capturingStderr: true
+            )
+            if run.stderr.contains("serving metrics on http://127.0.0.1:\(port)/metrics") {
+                served = run
+                break
+            }
+        }
+        let run = try #require(served, "the app never served its metrics")
+        #expect(run.status == 0)
+        #expect(run.stalls.count == 2)
+        let scraped = try #require(run.line("app-metrics"))
+        #expect(scraped["status"] == "HTTP/1.1 200 OK")
+        #expect(scraped["stalls"] == "\(run.stalls.count)", "the counter the app scraped before it stopped")
+
+        let (port, occupied) = try FreePort.occupied()
+        defer { close(occupied) }
+        for value in ["nonsense", "127.0.0.1:\(port)"] {
+            let run = try LibraryUserApp.run(environment: ["STALLWATCH_METRICS": value], capturingStderr: true)
+            #expect(run.status == 0, "\(value)")
+            #expect(run.stalls.count == 2, "\(value): the app is watched as before")
+            let said = run.stderr.split(separator: "\n").filter { $0.contains("STALLWATCH_METRICS") }
+            #expect(said.count == 1, "\(value): \(run.stderr)")
+            #expect(said.first?.hasPrefix("stallwatch agent: warning: STALLWATCH_METRICS") == true, "\(said)")
         }
     }
 }

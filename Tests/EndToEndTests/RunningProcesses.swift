@@ -136,6 +136,7 @@ final class RunningStallwatch: @unchecked Sendable {
     let process = Process()
     private let out = DataBox()
     private let err = DataBox()
+    private let errLines = LineBox()
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: Products.stallwatch)
@@ -148,9 +149,20 @@ final class RunningStallwatch: @unchecked Sendable {
         try process.run()
         let out = self.out
         let err = self.err
+        let errLines = self.errLines
         Thread.detachNewThread { out.data = stdoutPipe.fileHandleForReading.readDataToEndOfFile() }
-        Thread.detachNewThread { err.data = stderrPipe.fileHandleForReading.readDataToEndOfFile() }
+        Thread.detachNewThread {
+            var data = Data()
+            while case let chunk = stderrPipe.fileHandleForReading.availableData, !chunk.isEmpty {
+                data.append(chunk)
+                errLines.set(String(decoding: data, as: UTF8.self))
+            }
+            err.data = data
+        }
     }
+
+    /// What stallwatch has said on stderr so far.
+    var stderrSoFar: String { errLines.get() }
 
     /// Waits up to `timeout` seconds for stallwatch to exit; nil if it did not.
     func result(timeout: TimeInterval) -> RunResult? {

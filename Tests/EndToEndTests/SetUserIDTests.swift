@@ -67,17 +67,22 @@ struct SetUserIDApp {
         let rootOnly = installed.directory + "/root-only"
         try FileManager.default.createDirectory(atPath: rootOnly, withIntermediateDirectories: false)
         chmod(rootOnly, 0o700)
+        // A port the caller asks root to open: the app scrapes it before stopping, and must find nothing there.
+        let port = try FreePort.pick()
         let run = try LibraryUserApp.run(
-            executable: installed.app, asNobody: true,
+            ["--scrape", "\(port)"], executable: installed.app, asNobody: true,
             environment: [
                 "STALLWATCH_HELPER": installed.marker("helper"),
                 "STALLWATCH_SYMBOLIZER": installed.marker("symbolizer"),
                 "STALLWATCH_LISTEN": "1", "XDG_RUNTIME_DIR": rootOnly, "PATH": installed.directory,
-            ])
+                "STALLWATCH_METRICS": "127.0.0.1:\(port)",
+            ], capturingStderr: true)
         #expect(run.status == 0)
         #expect(!installed.marked("helper"), "the caller's STALLWATCH_HELPER ran as root")
         #expect(!installed.marked("symbolizer"), "the caller's STALLWATCH_SYMBOLIZER ran as root")
         #expect(!FileManager.default.fileExists(atPath: rootOnly + "/stallwatch"), "root listened where told")
+        #expect(run.line("app-metrics")?["status"] == "", "root served STALLWATCH_METRICS: \(run.stderr)")
+        #expect(!run.stderr.contains("STALLWATCH_METRICS") && !run.stderr.contains("serving metrics"), "\(run.stderr)")
         // Still watched, without stacks, and each report says why; the app's sleep was not interrupted.
         try #require(run.stalls.count == 2, "\(run.stalls.map(\.capture.note))")
         for stall in run.stalls {

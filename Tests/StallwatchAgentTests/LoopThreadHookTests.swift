@@ -1,5 +1,5 @@
-// The agent's CFRunLoopRunSpecific (CStallwatchAgentSupport's loop_threads.c): a thread that runs its run loop is
-// offered to the hook once, without any code of its own, and the hook hears of its exit.
+// The agent's CFRunLoopRunSpecific (CStallwatchAgentSupport's cf_run_loop.c and loop_threads.c): a thread that runs
+// its run loop is offered to the hook once, without any code of its own, and the hook hears of its exit.
 import CStallwatchAgentSupport
 import Foundation
 import Synchronization

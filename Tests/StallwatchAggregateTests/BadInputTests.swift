@@ -12,7 +12,7 @@ import Testing
         "this is not json {",
         #"{"event":"gc-pause","schemaVersion":2,"pid":100}"#,
         RecordFixtures.stall(id: 2, extra: #","gpuMs":12"#),
-        RecordFixtures.stall(id: 3, schemaVersion: 3),
+        RecordFixtures.stall(id: 3, schemaVersion: 4),
         RecordFixtures.stall(id: 4, schemaVersion: 1),
         String(RecordFixtures.stall(id: 5).prefix(180)),
     ]
@@ -27,7 +27,7 @@ import Testing
         #expect(source.issues.map(\.line) == [2, 3, 4, 5, 6, 7], "\(kinds)")
         #expect(source.issues[1].kind == .unknownEvent("gc-pause"))
         #expect(source.issues[2].kind == .unknownKeys(["gpuMs"]))
-        #expect(source.issues[3].kind == .newerSchema(3))
+        #expect(source.issues[3].kind == .newerSchema(4))
         #expect(source.issues[4].kind == .olderSchema(1))
         #expect(source.issues[5].kind == .truncated)
         let warning = try #require(source.warning)
@@ -35,7 +35,7 @@ import Testing
         #expect(warning.contains("not JSON (line 2)"), "\(warning)")
         #expect(warning.contains("'gc-pause' (line 3)"), "\(warning)")
         #expect(warning.contains("'gpuMs' (line 4)"), "\(warning)")
-        #expect(warning.contains("schema version 3 records as version 2 (line 5)"), "\(warning)")
+        #expect(warning.contains("schema version 4 records as version 3 (line 5)"), "\(warning)")
         #expect(warning.contains("cut short (line 7)"), "\(warning)")
         #expect(collection.sources[1].warning == nil)
     }

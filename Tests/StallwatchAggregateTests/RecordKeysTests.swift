@@ -22,6 +22,10 @@ import Testing
             samples: [Sample(frames: [Frame(address: 1, image: "/a", symbol: "f()")], capturedAt: 1_600)])
         stall.mode = "kCFRunLoopDefaultMode"
         stall.attached = AttachedStall(mode: .agent, resolutionNanoseconds: nil)
+        stall.blocker = .lock(
+            LockWait(
+                kind: .mutex, address: 8, operation: "FUTEX_WAIT", holder: BlockingThread(tid: 8, name: "h", state: nil)
+            ))
         return stall
     }
 
@@ -42,5 +46,14 @@ import Testing
         let written = try keys(reporter.render(summary))
         #expect(
             written.subtracting(RecordReader.summaryKeys).isEmpty, "\(written.subtracting(RecordReader.summaryKeys))")
+    }
+
+    @Test func everyDeadlockKeyIsKnown() throws {
+        let deadlock = DeadlockReport(
+            pid: 7, processName: "d", detectedAt: 1, stallIdentifier: 1,
+            threads: [.init(tid: 7, name: "d", state: nil, frames: [], lockKind: .mutex, lockAddress: 8, holder: 7)])
+        let written = try keys(JSONLinesReporter(clock: WallClock(offsetSeconds: 0), host: "h").render(deadlock))
+        #expect(
+            written.subtracting(RecordReader.deadlockKeys).isEmpty, "\(written.subtracting(RecordReader.deadlockKeys))")
     }
 }

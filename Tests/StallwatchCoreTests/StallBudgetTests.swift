@@ -33,6 +33,21 @@ import Testing
         #expect(budget.violation(by: stall(300), endOfRun: end) == nil)
     }
 
+    @Test func aDeadlockBreaksEveryStallLimitButTheBusyPeriods() {
+        let deadlock = "1 deadlock: threads wait on each other's locks for good"
+        for budget in [
+            StallBudget(failOnStall: true), StallBudget(maxStall: 10_000_000_000), StallBudget(maxStalls: 5),
+            StallBudget(maxTotal: 10_000_000_000),
+        ] {
+            // Its stall short, or excused by the baseline: the deadlock still counts.
+            let verdict = budget.evaluate([stall(300)], baseline: [stall(300).fingerprint], endOfRun: end, deadlocks: 1)
+            #expect(verdict.violations == [deadlock], "\(budget)")
+        }
+        #expect(!StallBudget(maxP99: 1).evaluate([], endOfRun: end, deadlocks: 1).isBroken)
+        #expect(!StallBudget().evaluate([], endOfRun: end, deadlocks: 2).isBroken)
+        #expect(!StallBudget(failOnStall: true).evaluate([], endOfRun: end, deadlocks: 0).isBroken)
+    }
+
     @Test func unfinishedStallCountsWithTheLengthItReached() {
         // A deadlock that had lasted 99 s when the run ended breaks a 1 s limit.
         let verdict = StallBudget(maxStall: 1_000_000_000).evaluate([stall(nil)], endOfRun: end)

@@ -4,7 +4,8 @@ import Testing
 struct TrustedEnvironmentTests {
     let callers = [
         "STALLWATCH_HELPER": "/home/mallory/run-me", "STALLWATCH_SYMBOLIZER": "/home/mallory/also-me",
-        "STALLWATCH_LISTEN": "1", "STALLWATCH_AGENT_FD": "3", "XDG_RUNTIME_DIR": "/root", "PATH": "/home/mallory/bin",
+        "STALLWATCH_LISTEN": "1", "STALLWATCH_AGENT_FD": "3", AgentEnvironment.metrics: "0.0.0.0:9464",
+        "XDG_RUNTIME_DIR": "/root", "PATH": "/home/mallory/bin",
         "LD_PRELOAD": "/home/mallory/lib.so", "LD_LIBRARY_PATH": "/home/mallory", "ASAN_OPTIONS": "log_path=/etc/x",
         "HOME": "/home/mallory", "LANG": "C.UTF-8", "LC_ALL": "C",
     ]

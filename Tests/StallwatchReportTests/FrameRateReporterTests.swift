@@ -25,7 +25,7 @@ import Testing
     @Test func fpsRecordFollowsTheSchema() throws {
         let reporter = JSONLinesReporter(clock: fixedClock)
         let line = reporter.render(reading)
-        #expect(line.hasPrefix(#"{"event":"fps","schemaVersion":2,"pid":42,"startedAt":"#))
+        #expect(line.hasPrefix(#"{"event":"fps","schemaVersion":3,"pid":42,"startedAt":"#))
         let record = try decode(FrameRateRecord.self, line)
         #expect(record.seconds == 1.017)
         #expect(record.fps == 25.6)

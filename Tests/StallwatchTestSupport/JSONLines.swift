@@ -9,6 +9,7 @@ public enum JSONRecord: Decodable, Equatable, Sendable {
     case stack(StackRecord)
     case fps(FrameRateRecord)
     case frameDrops(FrameDropsRecord)
+    case deadlock(DeadlockRecord)
     /// An `event` these types do not know; readers ignore them (the README says later versions may add some).
     case other(event: String)
 
@@ -23,6 +24,7 @@ public enum JSONRecord: Decodable, Equatable, Sendable {
         case "stack": self = .stack(try StackRecord(from: decoder))
         case "fps": self = .fps(try FrameRateRecord(from: decoder))
         case "frame-drops": self = .frameDrops(try FrameDropsRecord(from: decoder))
+        case "deadlock": self = .deadlock(try DeadlockRecord(from: decoder))
         default: self = .other(event: event)
         }
     }
@@ -36,6 +38,7 @@ public enum JSONRecord: Decodable, Equatable, Sendable {
         case .stack(let record): record.event
         case .fps(let record): record.event
         case .frameDrops(let record): record.event
+        case .deadlock(let record): record.event
         case .other(let event): event
         }
     }
@@ -62,6 +65,11 @@ public enum JSONRecord: Decodable, Equatable, Sendable {
 
     public var fps: FrameRateRecord? {
         if case .fps(let record) = self { return record }
+        return nil
+    }
+
+    public var deadlock: DeadlockRecord? {
+        if case .deadlock(let record) = self { return record }
         return nil
     }
 

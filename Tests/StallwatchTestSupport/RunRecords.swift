@@ -50,6 +50,8 @@ public struct SummaryRecord: Decodable, Equatable, Sendable {
     public let exitStatus: Nullable<Int>
     public let warnings: [String]
     public let timedOut: Bool
+    /// Deadlocks found at the stalls' captures.
+    public let deadlocks: Int
     /// Null without run-loop activity.
     public let busyPeriods: BusyPeriodsRecord?
     /// Null without a budget.

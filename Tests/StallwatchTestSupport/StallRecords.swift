@@ -117,6 +117,9 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let culprit: FrameRecord?
     /// `.null` without CPU time or thread states.
     public let thread: Nullable<ThreadVerdictRecord>
+    /// What the thread waited for; `.null` when it was not blocked in a futex or a wait for a child, or nothing could
+    /// be read.
+    public let blocker: Nullable<BlockerRecord>
     public let confidence: ConfidenceRecord
     public let samples: [SampleRecord]
     /// `true` for a stall `--rate-limit` shortened (its `samples` are then empty); absent otherwise.
@@ -142,6 +145,8 @@ public struct DetectedRecord: Decodable, Equatable, Sendable {
     public let callout: String?
     public let fingerprint: String
     public let culprit: FrameRecord?
+    /// What the thread waited for at detection.
+    public let blocker: Nullable<BlockerRecord>
     public let samples: [SampleRecord]
     /// `true` for a stall `--rate-limit` shortened; absent otherwise.
     public let suppressed: Bool?

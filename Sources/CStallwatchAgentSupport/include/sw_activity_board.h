@@ -11,9 +11,6 @@
 extern "C" {
 #endif
 
-/// Buckets of the busy-period histogram: StallwatchCore's `LatencyHistogram.bucketCount`.
-#define SW_BOARD_BUSY_BUCKETS 256
-
 typedef struct sw_activity_board sw_activity_board;
 
 /// A new board on the process's board clock (freed with sw_board_destroy once nothing publishes to it or reads it);
@@ -30,13 +27,13 @@ int sw_board_clock_uses_counter(void);
 /// Whether this board is.
 int sw_board_uses_counter(const sw_activity_board *board);
 
-/// Publishes a transition to `phase` (a `LoopPhase` raw value) in the run-loop mode `mode` (0 for none): one reading
+/// Publishes a transition to `phase` (a sw_loop_phase) in the run-loop mode `mode` (0 for none): one reading
 /// of the board clock (on CLOCK_MONOTONIC, the coarse one unless `precise`) and one relaxed store of the packed word.
 /// The watched loop's own thread only.
 void sw_board_publish(sw_activity_board *board, uint8_t phase, uint8_t mode, int precise);
 
-/// The latest packed word (0 before the first transition; its low 8 bits in StallwatchCore's `PackedActivity`
-/// layout, the whole word changing at every transition). If `nanoseconds` is not NULL, it receives the transition's
+/// The latest packed word (0 before the first transition; laid out as sw_packed_activity.h says, the whole word
+/// changing at every transition). If `nanoseconds` is not NULL, it receives the transition's
 /// time in CLOCK_MONOTONIC nanoseconds (0 with a word of 0). Any thread.
 uint64_t sw_board_read(const sw_activity_board *board, uint64_t *nanoseconds);
 /// The full board-clock stamp nearest `now` (a board-clock reading) whose packed 56 bits are `packed`: for tests.
@@ -46,11 +43,12 @@ void sw_board_arm_end_probe(sw_activity_board *board);
 /// The time the end probe recorded (CLOCK_MONOTONIC nanoseconds), or 0 if the loop has not moved since it was armed.
 /// Any thread.
 uint64_t sw_board_end_probe(const sw_activity_board *board);
-/// The busy periods counted in histogram bucket `index` (0 on a board that keeps none, or out of range).
+/// The busy periods counted in histogram bucket `index` (sw_latency_histogram.h; 0 on a board that keeps none, or
+/// out of range).
 uint64_t sw_board_busy_periods(const sw_activity_board *board, int index);
 /// The longest busy period so far, exactly, in nanoseconds.
 uint64_t sw_board_longest_busy_period(const sw_activity_board *board);
-/// The histogram bucket of a busy period of `nanoseconds` (StallwatchCore's `LatencyHistogram.index`), for tests.
+/// The histogram bucket the board counts a busy period of `nanoseconds` in, for tests.
 int sw_board_busy_bucket(uint64_t nanoseconds);
 
 #ifdef __cplusplus

@@ -41,6 +41,7 @@ struct DetectionBenchmark {
                 "stopped median",
             ])
         var all: [Pair] = []
+        var mutexRecords: [ReportRecord] = []
         var expected = 0
         var extra = 0
         for scenario in Self.scenarios {
@@ -50,6 +51,7 @@ struct DetectionBenchmark {
             expected += truths.count
             extra += records.count - pairs.count
             all += pairs
+            if scenario == "mutex" { mutexRecords = records }
             table.add(row(scenario, pairs, expected: truths.count))
         }
         table.add(row("all", all, expected: expected))
@@ -77,6 +79,9 @@ struct DetectionBenchmark {
                 target: "≤ \(Format.percent(Self.durationErrorTarget))",
                 met: (errors.max() ?? 0) <= Self.durationErrorTarget, limit: "the end probe's timing"),
         ]
+        let blockers = try BlockerBenchmark(products: products).run(demoMutex: mutexRecords)
+        report.tables += blockers.tables
+        report.targets += blockers.targets
         return report
     }
 

@@ -24,6 +24,8 @@ struct Driver {
                 case .memory: try MemoryBenchmark(products: products).run()
                 case .soak: try SoakBenchmark(products: products).run()
                 case .report: try ReportBenchmark(products: products).run()
+                case .metrics:
+                    try MetricsBenchmark(products: products, rounds: options.rounds).run()
                 }
             for table in report.tables { BenchOutput.line(table.rendered + "\n") }
             if !report.lines.isEmpty { BenchOutput.line(report.lines.joined(separator: "\n") + "\n") }

@@ -12,9 +12,25 @@ struct ReportRecord: Decodable {
     let watchedPids: [Int32]?
     /// `--rate-limit` shortened the stall: one sample taken, none in the record.
     let suppressed: Bool?
+    let blocker: Blocker?
 
     struct Culprit: Decodable {
         let symbol: String?
+    }
+
+    /// What the stalled thread waited for, and how long finding it took.
+    struct Blocker: Decodable {
+        let searchMs: Double?
+        let holder: Holder?
+        let children: [Child]?
+
+        struct Holder: Decodable {
+            let tid: Int?
+        }
+
+        struct Child: Decodable {
+            let pid: Int?
+        }
     }
 
     struct Sample: Decodable {

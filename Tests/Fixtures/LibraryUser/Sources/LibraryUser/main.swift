@@ -5,8 +5,9 @@
 // Arguments: `--helper PATH` (StallMonitor.Configuration.helperPath), `--non-dumpable` (PR_SET_DUMPABLE 0 first),
 // `--stop-in-handler` (the handler stops the monitor after the first stall), `--fork` (between the two stalls the app
 // forks; the child stops the inherited monitor, starts its own, stalls and stops it, and says how that went),
-// `--spins N` (N CPU stalls in the same function instead of one: the rate limit's fingerprint, 5 per 10 minutes by
-// default or as STALLWATCH_RATE_LIMIT says).
+// `--scrape PORT` (before stopping, the app reads its own STALLWATCH_METRICS endpoint and prints the main thread's
+// stall counter in an `app-metrics` line), `--spins N` (N CPU stalls in the same function instead of one: the rate
+// limit's fingerprint, 5 per 10 minutes by default or as STALLWATCH_RATE_LIMIT says).
 import CLibraryUser
 import Foundation
 import Glibc
@@ -119,6 +120,16 @@ let steps: [@Sendable () -> Void] =
             if forkedChild > 0 {
                 var status: Int32 = 0
                 waitpid(forkedChild, &status, 0)
+            }
+            if let port = arguments.firstIndex(of: "--scrape").flatMap({ Int32(arguments[$0 + 1]) }) {
+                var buffer = [CChar](repeating: 0, count: 65536)
+                let length = library_user_scrape(port, &buffer, Int32(buffer.count))
+                let text = length > 0 ? String(cString: buffer) : ""
+                let counter = text.split(separator: "\n").first {
+                    $0.hasPrefix("stallwatch_stalls_total{thread=\"main\"} ")
+                }
+                let stalls = counter?.split(separator: " ").last.map(String.init) ?? "null"
+                emit("{\"event\":\"app-metrics\",\"stalls\":\(stalls),\"status\":\"\(text.prefix(15))\"}\n")
             }
             monitor.stop()
             monitor.stop()

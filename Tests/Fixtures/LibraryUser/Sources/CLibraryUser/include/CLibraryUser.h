@@ -5,4 +5,7 @@
 int library_user_make_non_dumpable(void);
 /// fork(): the library-mode test forks an app whose monitor runs.
 int library_user_fork(void);
+/// GET /metrics from 127.0.0.1:`port` (the app scrapes its own STALLWATCH_METRICS endpoint): the whole answer into
+/// `buffer`, NUL-terminated; returns its length, or -1.
+int library_user_scrape(int port, char *buffer, int size);
 #endif

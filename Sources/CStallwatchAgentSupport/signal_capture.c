@@ -1,9 +1,8 @@
-// The agent's C half, running inside the workload.
+// In-process stack capture: a signal to the thread to capture, whose handler unwinds its own stack with libunwind.
 //
-// Why C: in-process capture runs in a signal handler, which may do only async-signal-safe work
-// (no malloc, locks, stdio or Swift runtime calls, which may allocate or take locks), and libunwind's
-// API is C macros (unw_init_local -> _ULx86_64_init_local). The constructor hook needs
-// __attribute__((constructor)) and a weak symbol, which Swift cannot express.
+// Why C: the capture runs in a signal handler, which may do only async-signal-safe work (no malloc, locks, stdio or
+// Swift runtime calls, which may allocate or take locks), and libunwind's API is C macros (unw_init_local ->
+// _ULx86_64_init_local). Everything the handler calls is found before the handler is installed.
 //
 // Why dlopen: linking -lunwind into the workload would interpose libunwind's _Unwind_* over
 // libgcc_s's for the whole process and change how its C++/Swift exceptions unwind. dlopen with
@@ -23,6 +22,7 @@
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "CStallwatchAgentSupport.h"
+#include "CStallwatchLoopModel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,100 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-// MARK: - Load-time hook
-
-/// Defined (with @_cdecl) by the Swift agent module when it is linked in; absent otherwise.
-extern void stallwatch_agent_autostart(void) __attribute__((weak));
-
-static atomic_int sw_main_thread_exited;
-static pthread_key_t sw_main_thread_key;
-
-// A thread-exit destructor on the main thread alone: it runs when the main thread calls pthread_exit, in the same
-// pass as CoreFoundation's own, which sets its "main thread has exited" flag. Re-setting the value is not needed:
-// one call is enough to know.
-static void sw_main_thread_exiting(void *value) {
-    (void)value;
-    atomic_store(&sw_main_thread_exited, 1);
-}
-
-int sw_agent_main_thread_exited(void) { return atomic_load(&sw_main_thread_exited); }
-
-// Library mode's start/stop lock. Another thread of the parent may hold it at fork(): the child, which has only the
-// forking thread, gets a new one (in an atfork handler, which runs before fork() returns in the child).
-static pthread_mutex_t sw_monitor_lock;
-
-static void sw_monitor_lock_initialize(void) {
-    pthread_mutexattr_t attributes;
-    pthread_mutexattr_init(&attributes);
-    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&sw_monitor_lock, &attributes);
-    pthread_mutexattr_destroy(&attributes);
-}
-
-void sw_agent_monitor_lock(void) { pthread_mutex_lock(&sw_monitor_lock); }
-void sw_agent_monitor_unlock(void) { pthread_mutex_unlock(&sw_monitor_lock); }
-
-/// Runs when the agent library is loaded (LD_PRELOAD or linked), before main().
-__attribute__((constructor)) static void sw_agent_constructor(void) {
-    sw_monitor_lock_initialize();
-    pthread_atfork(NULL, NULL, sw_monitor_lock_initialize);
-    if (sw_agent_gettid() == getpid() && pthread_key_create(&sw_main_thread_key, sw_main_thread_exiting) == 0) {
-        pthread_setspecific(sw_main_thread_key, &sw_main_thread_key);
-    }
-    // Under `stallwatch run`, the workload ends with the collector that launched it: a stallwatch killed
-    // with SIGKILL must not leave it running on its own, holding the terminal. Only the collector's direct
-    // child: the death signal follows the parent *thread*, which in the workload's own children may be any
-    // short-lived thread. secure_getenv: in a set-user-ID program the caller chose the environment.
-    const char *collector = secure_getenv("STALLWATCH_COLLECTOR_PID");
-    if (collector != NULL && atoi(collector) == (int)getppid()) {
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        // The collector may have died between our fork and the prctl: then no signal would ever come.
-        if (getppid() != atoi(collector)) raise(SIGTERM);
-    }
-    if (stallwatch_agent_autostart != NULL) stallwatch_agent_autostart();
-}
-
-// MARK: - Small helpers
-
-const char *sw_agent_library_path(void) {
-    Dl_info info;
-    if (dladdr((const void *)&sw_agent_library_path, &info) == 0 || info.dli_fname == NULL) return NULL;
-    return info.dli_fname;
-}
-
-uint64_t sw_agent_coarse_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t sw_agent_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-pid_t sw_agent_gettid(void) { return (pid_t)syscall(SYS_gettid); }
-
-int sw_agent_secure_execution(void) { return getauxval(AT_SECURE) != 0; }
-
-int sw_agent_set_ptracer(pid_t pid) {
-    return prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0) == 0 ? 0 : -errno;
-}
-
-int sw_agent_set_cloexec(int fd, int on) {
-    int flags = fcntl(fd, F_GETFD);
-    if (flags < 0) return -errno;
-    flags = on ? (flags | FD_CLOEXEC) : (flags & ~FD_CLOEXEC);
-    return fcntl(fd, F_SETFD, flags) == 0 ? 0 : -errno;
-}
 
 // MARK: - libunwind, loaded at run time
 
@@ -145,7 +55,7 @@ static struct {
     init_local_fn init_local;
     step_fn step;
     get_reg_fn get_reg;
-    int signal_number;           // 0 until prepared
+    int signal_number;  // 0 until prepared
 } unwinder;
 
 static pthread_mutex_t prepare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -197,9 +107,8 @@ static int unwind_context(ucontext_t *context, int signal_frame, uint64_t *out, 
         int stepped = unwinder.step(&cursor);
         if (hints != NULL) {
             if (stepped <= 0 || unwinder.get_reg(&cursor, UNW_X86_64_RSP, &caller_sp) < 0) caller_sp = 0;
-            // swiftc's async frame record on Linux: the frame pointer 16 bytes below the CFA, the context below it.
-            int has_record = caller_sp >= 24 && fp == caller_sp - 16 && fp - 8 >= sp;
-            hints[2 * (n - 1)] = has_record ? *(const uint64_t *)(uintptr_t)(fp - 8) : 0;
+            int has_record = sw_has_async_frame_record(fp, sp, caller_sp);
+            hints[2 * (n - 1)] = has_record ? *(const uint64_t *)(uintptr_t)sw_async_context_slot(fp) : 0;
             hints[2 * (n - 1) + 1] = r14;
         }
         if (stepped <= 0) break;
@@ -215,9 +124,9 @@ static _Atomic pid_t requested_tid;
 static _Atomic int requested_max;
 static _Atomic unsigned requested_generation;  // bumped per request; 0 is never used
 static _Atomic unsigned answered_generation;
-static _Atomic unsigned buffer_writer;         // generation writing `frames`, 0 = none
-static uint64_t frames[SW_AGENT_MAX_FRAMES];
-static uint64_t frame_hints[2 * SW_AGENT_MAX_FRAMES];
+static _Atomic unsigned buffer_writer;  // generation writing `frames`, 0 = none
+static uint64_t frames[SW_IN_PROCESS_MAX_FRAMES];
+static uint64_t frame_hints[2 * SW_IN_PROCESS_MAX_FRAMES];
 static int frame_count;
 static uint64_t handler_ns;
 
@@ -313,7 +222,7 @@ int sw_agent_capture_thread(pid_t tid, uint64_t *addresses, uint64_t *context_hi
     if (signal_number == 0) return failure(-EINVAL, "in-process capture is not prepared");
     if (addresses == NULL || max_frames <= 0 || tid <= 0) return failure(-EINVAL, "invalid argument");
     if (tid == sw_agent_gettid()) return failure(-EDEADLK, "a thread cannot capture itself this way");
-    if (max_frames > SW_AGENT_MAX_FRAMES) max_frames = SW_AGENT_MAX_FRAMES;
+    if (max_frames > SW_IN_PROCESS_MAX_FRAMES) max_frames = SW_IN_PROCESS_MAX_FRAMES;
     if (timeout_ms <= 0) timeout_ms = 1000;
 
     pthread_mutex_lock(&capture_lock);
