@@ -61,6 +61,8 @@ final class HandlerSink: StallSink {
     private var open: [Int: Open] = [:]
     /// Which stall each helper request is for.
     private var requests: [Int: Int] = [:]
+    /// The rate limit's window of each fingerprint; nil reports every stall in full.
+    private var rateLimiter: RateLimiter?
     /// When each helper request was sent, for the capture time.
     private var requestsSentAt: [Int: UInt64] = [:]
     /// `STALLWATCH_METRICS`: the endpoint's numbers; nil without it.
@@ -78,6 +80,7 @@ final class HandlerSink: StallSink {
         self.capture = capture
         self.metrics = metrics
         self.handler = handler
+        rateLimiter = settings.rateLimit.map(RateLimiter.init)
     }
 
     func watchingStarted(strategy: WatchStrategy) {
@@ -117,7 +120,8 @@ final class HandlerSink: StallSink {
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
-        guard var stall = open[onset.identifier] else { return }
+        // Over the rate limit: the sample that named it is all it takes.
+        guard var stall = open[onset.identifier], !stall.assembler.isSuppressed else { return }
         stall.moment += 1
         let due = stall.schedule.shouldSample(atMoment: stall.moment)
         open[onset.identifier] = stall
@@ -175,6 +179,7 @@ final class HandlerSink: StallSink {
                 frames: stack.frames, capturedAt: stack.capturedAt, stoppedNanoseconds: stack.stoppedNanoseconds,
                 method: .ptrace, truncation: stack.truncation, unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(stack.asyncCallersError)
+            stall.assembler.applyRateLimit(&rateLimiter)
         case .failed(let reason, threadGone: true):
             stall.assembler.noteCaptureFailure(reason)
         case .failed(let reason, threadGone: false), .unavailable(let reason):
@@ -213,6 +218,7 @@ final class HandlerSink: StallSink {
             frames: frames, capturedAt: capture.capturedAt, stoppedNanoseconds: capture.stoppedNanoseconds,
             method: .signal, truncation: truncation)
         stall.assembler.noteStackProblem(named.error)
+        stall.assembler.applyRateLimit(&rateLimiter)
     }
 
     func stallEnded(_ onset: StallOnset, endedAt: UInt64) {
@@ -225,8 +231,9 @@ final class HandlerSink: StallSink {
     }
 
     private func deliverIfComplete(_ identifier: Int) {
-        guard let stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
+        guard var stall = open[identifier], let ended = stall.ended, stall.pending == 0 else { return }
         open[identifier] = nil
+        stall.assembler.applyRateLimit(&rateLimiter, atEnd: true)
         let report = stall.assembler.finished(cpuNow: ended.cpu, now: ended.at)
         metrics?.stallFinished(report, captureNanoseconds: stall.captureNanoseconds)
         handler(report)
@@ -255,7 +262,9 @@ final class HandlerSink: StallSink {
         metrics?.abandonAfterFork()
     }
 
-    private func deliver(_ stall: Open) {
+    private func deliver(_ unfinished: Open) {
+        var stall = unfinished
+        stall.assembler.applyRateLimit(&rateLimiter, atEnd: true)
         let report = stall.assembler.report
         let finished = stall.assembler.finished(
             cpuNow: ThreadInspector.cpuTime(pid: report.pid, tid: report.tid), now: sw_agent_now_ns())

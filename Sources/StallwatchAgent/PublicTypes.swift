@@ -3,6 +3,7 @@
 // (the rest of Core is the agent's business).
 @_exported import struct StallwatchCore.Frame
 @_exported import enum StallwatchCore.LoopPhase
+@_exported import struct StallwatchCore.RateLimit
 @_exported import struct StallwatchCore.Sample
 @_exported import struct StallwatchCore.StackTruncation
 @_exported import struct StallwatchCore.StallReport

@@ -60,12 +60,17 @@ public final class StallMonitor: @unchecked Sendable {
         /// loader's search order (see docs/how-it-works.md); in library mode only run loops are watched (an epoll
         /// loop of its own is watched from outside, by `stallwatch run` or `attach`).
         public var threads: [ThreadSelector]
+        /// Full reports per fingerprint and window (``RateLimit/libraryDefault``, 5 per 10 minutes); nil reports every
+        /// stall in full. A stall over the limit takes only the sample that names its fingerprint and reaches the
+        /// handler with ``StallReport/suppressed`` set and that one sample. `STALLWATCH_RATE_LIMIT` in the environment
+        /// (`N/DURATION`, such as `2/1h`, or `off`) takes precedence.
+        public var rateLimit: RateLimit?
 
         public init(
             threshold: Duration = .nanoseconds(Int64(WatchSettings().thresholdNanoseconds)),
             count: Int = WatchSettings().count, maxSamples: Int = WatchSettings().maxSamples,
             strategy: WatchStrategy = .auto, threads: [ThreadSelector] = [.main], helperPath: String? = nil,
-            usesHelper: Bool = true
+            usesHelper: Bool = true, rateLimit: RateLimit? = .libraryDefault
         ) {
             self.threshold = threshold
             self.count = count
@@ -74,6 +79,7 @@ public final class StallMonitor: @unchecked Sendable {
             self.threads = threads
             self.helperPath = helperPath
             self.usesHelper = usesHelper
+            self.rateLimit = rateLimit
         }
 
         /// The same settings as `stallwatch run` takes; nil when the threshold is not positive or longer than a
@@ -86,6 +92,20 @@ public final class StallMonitor: @unchecked Sendable {
                 thresholdNanoseconds: threshold.nanoseconds, count: count, maxSamples: maxSamples,
                 strategy: environment[AgentEnvironment.strategy].flatMap(WatchStrategy.init) ?? strategy)
             settings.threads = threads.isEmpty ? [.main] : threads
+            settings.rateLimit = rateLimit
+            return settings
+        }
+
+        /// ``settings`` with `STALLWATCH_RATE_LIMIT` applied; a value that is neither `off` nor a limit is refused.
+        func settings(environment: [String: String]) throws(StartError) -> WatchSettings {
+            guard var settings else { throw .invalidConfiguration("threshold must be positive") }
+            if let text = environment[AgentEnvironment.rateLimit] {
+                switch RateLimit.parseSetting(text) {
+                case .success(let limit): settings.rateLimit = limit
+                case .failure(let failure):
+                    throw .invalidConfiguration("\(AgentEnvironment.rateLimit)='\(text)': \(failure)")
+                }
+            }
             return settings
         }
     }
@@ -140,11 +160,12 @@ public final class StallMonitor: @unchecked Sendable {
     ///   - handler: Called on the monitor's thread with each finished stall (see the threading notes above).
     /// - Returns: The running monitor; keep it to ``stop()`` it.
     /// - Throws: ``StartError/alreadyRunning`` if a monitor already runs in this process,
-    ///   ``StartError/invalidConfiguration(_:)`` for a setting out of range.
+    ///   ``StartError/invalidConfiguration(_:)`` for a setting out of range or a `STALLWATCH_RATE_LIMIT` that is not
+    ///   one.
     public static func start(
         _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
     ) throws(StartError) -> StallMonitor {
-        guard let settings = configuration.settings else { throw .invalidConfiguration("threshold must be positive") }
+        let settings = try configuration.settings(environment: AgentEnvironment.current)
         if let invalid = settings.invalidSetting { throw .invalidConfiguration(invalid) }
         let capture: LibraryCapture =
             if AgentEnvironment.isSecureExecution && configuration.usesHelper {

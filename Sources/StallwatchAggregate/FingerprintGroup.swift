@@ -6,6 +6,8 @@ public struct FingerprintGroup: Sendable, Equatable {
     /// Indices into ``StallCollection/stalls``, in input order.
     public var stalls: [Int]
     public var unfinished: Int
+    /// Of ``stalls``, those `--rate-limit` shortened (no samples): counted in every total all the same.
+    public var suppressed = 0
     /// Stalled time: durations of finished stalls, plus what is known of unfinished ones.
     public var totalMs: Double
     /// Nearest-rank percentiles and maximum of finished stalls' durations; `nil` when none finished.
@@ -38,6 +40,7 @@ public struct FingerprintGroup: Sendable, Equatable {
         var durations: [Double] = []
         var total = 0.0
         var unfinished = 0
+        var suppressed = 0
         var first = Double.infinity
         var last = -Double.infinity
         var runs: Set<Int32> = []
@@ -52,6 +55,7 @@ public struct FingerprintGroup: Sendable, Equatable {
                 unfinished += 1
             }
             total += stall.knownDurationMs
+            if stall.suppressed { suppressed += 1 }
             first = min(first, stall.startMs)
             last = max(last, stall.startMs)
             runs.insert(stall.run)
@@ -67,10 +71,12 @@ public struct FingerprintGroup: Sendable, Equatable {
         }
         let culprit = culprits.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
         let callout = callouts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
-        return FingerprintGroup(
+        var group = FingerprintGroup(
             fingerprint: fingerprint, stalls: indices, unfinished: unfinished, totalMs: total, p50Ms: rank(50),
             p95Ms: rank(95), maxMs: durations.last, firstSeenMs: first, lastSeenMs: last, runs: runs.count,
             hosts: hosts.sorted(), culprit: culprit, callout: callout,
             process: collection.stalls[indices[0]].process)
+        group.suppressed = suppressed
+        return group
     }
 }

@@ -36,9 +36,12 @@ public enum NDJSONInput {
 
     /// Reads every input into `merger`, in order; an input that cannot be opened or read is recorded in its
     /// ``SourceReport/readError`` and the others are still read.
+    ///
+    /// The files of a `--rotate` set (`FILE`, `FILE.1`, `FILE.2`, …, in whatever order a shell's `FILE*` gives them)
+    /// are read oldest first as one stream (``RotatedFiles``).
     public static func read(_ names: [String], into merger: inout StallMerger, notice: (Notice) -> Void = { _ in }) {
-        for name in names {
-            merger.beginSource(named: name)
+        for (name, continuing) in RotatedFiles.order(names) {
+            merger.beginSource(named: name, continuing: continuing)
             let descriptor: Int32
             if name == standardInputName {
                 descriptor = STDIN_FILENO

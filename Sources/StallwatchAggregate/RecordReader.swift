@@ -15,12 +15,13 @@ enum RecordReader {
         "durationMs", "lengthMs", "unfinished", "thresholdMs", "count", "activity", "callout", "fingerprint",
         "detectedAfterMs",
         "capture", "culprit", "thread", "confidence", "samples", "mode", "resolutionMs", "startedBeforeAttach",
-        "runLoopMode", "strategy", "threadName", "blocker",
+        "runLoopMode", "strategy", "threadName", "blocker", "suppressed",
     ]
     static let summaryKeys: Set<String> = [
         "event", "schemaVersion", "host", "stalls", "unfinished", "totalStallMs", "longestStallMs", "medianStallMs",
         "p95StallMs", "topCulprits", "runMs", "stalledShare", "watchedPids", "exitStatus", "warnings", "timedOut",
         "busyPeriods", "budget", "fps", "mode", "pid", "ended", "signal", "strategy", "threads", "deadlocks",
+        "suppressed",
     ]
     static let frameDropKeys: Set<String> = [
         "event", "schemaVersion", "host", "pid", "startedAt", "endedAt", "totalMs", "droppedMs",
@@ -43,6 +44,8 @@ enum RecordReader {
         var durationMs: Double?
         var lengthMs: Double?
         var unfinished = false
+        /// A stall the rate limit shortened: no samples, its culprit from the one sample taken.
+        var suppressed = false
         var thresholdMs: Double?
         var callout: String?
         var fingerprint: String?
@@ -80,6 +83,14 @@ enum RecordReader {
                 let next = try scanner.peek()
                 if next == UInt8(ascii: "t") || next == UInt8(ascii: "f") {
                     fields.unfinished = try scanner.readBool()
+                } else {
+                    try scanner.skipValue()
+                }
+            case "suppressed":
+                // A bool in stall records, a count in summaries.
+                let next = try scanner.peek()
+                if next == UInt8(ascii: "t") || next == UInt8(ascii: "f") {
+                    fields.suppressed = try scanner.readBool()
                 } else {
                     try scanner.skipValue()
                 }

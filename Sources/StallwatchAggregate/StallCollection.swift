@@ -64,6 +64,8 @@ public struct StallCollection: Sendable {
         /// The length an unfinished stall had reached when its run ended (`lengthMs`, where recorded).
         public var lengthMs: Double?
         public var unfinished: Bool
+        /// Shortened by `--rate-limit`: counted with its duration and culprit, no samples.
+        public var suppressed = false
         public var thresholdMs: Double?
         public var callout: String?
         public var fingerprint: String

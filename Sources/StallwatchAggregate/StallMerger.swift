@@ -23,7 +23,16 @@ public struct StallMerger {
     public init() {}
 
     /// Starts a new input; the previous one, if any, is finished first.
-    public mutating func beginSource(named name: String) {
+    ///
+    /// - Parameter continuing: the input goes on from the previous one (the next file of a `--rotate` set, oldest
+    ///   first): its run and its stalls detected but not yet ended carry over, so a stall detected in one file and
+    ///   ended in the next is one stall; each file still gets its own ``SourceReport``.
+    public mutating func beginSource(named name: String, continuing: Bool = false) {
+        if continuing, let previous = source {
+            collection.sources.append(previous)
+            source = SourceReport(name: name)
+            return
+        }
         finishSource()
         source = SourceReport(name: name)
         runIndex = nil
@@ -164,13 +173,14 @@ public struct StallMerger {
         guard let pid = fields.pid else { return issue(line, .missingKey("pid")) }
         let run = currentRun(host: fields.host)
         if !collection.runs[Int(run)].pids.contains(pid) { collection.runs[Int(run)].pids.append(pid) }
-        let stall = StallCollection.Stall(
+        var stall = StallCollection.Stall(
             run: run, host: fields.host ?? collection.runs[Int(run)].host, pid: pid, tid: fields.tid ?? pid,
             process: fields.process ?? "pid \(pid)", threadName: fields.threadName, id: fields.id ?? 0, startMs: start,
             durationMs: detectedOnly ? nil : fields.durationMs, lengthMs: detectedOnly ? nil : fields.lengthMs,
             unfinished: detectedOnly || fields.unfinished,
             thresholdMs: fields.thresholdMs, callout: fields.callout, fingerprint: fingerprint,
             culprit: fields.culprit, verdict: fields.verdict, samples: fields.samples, blocker: fields.blocker)
+        stall.suppressed = fields.suppressed
         let key = PendingKey(run: run, pid: pid, id: stall.id)
         if detectedOnly {
             if pending.updateValue(stall, forKey: key) == nil { pendingOrder.append(key) }

@@ -12,6 +12,7 @@ struct ArgumentDefinition: Sendable {
         case strategy, failOnStall, maxStall, maxStalls, maxTotal, maxP99, timeout, junit, baseline
         case fps, fpsMaxFrame, fpsPow, fpsDump
         case reportFormat, html, export, thread, source
+        case rateLimit, rotate
         case metrics
     }
 
@@ -279,6 +280,8 @@ enum ArgumentDefinitions {
             abstract: "Color text reports; auto colors only a terminal whose TERM is not dumb. "
                 + valuesNote(ColorChoice.allCases.map(\.rawValue), default: defaults.color.rawValue)
         ),
+        rateLimit,
+        rotate,
         metrics,
     ]
 

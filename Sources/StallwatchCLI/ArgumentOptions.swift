@@ -46,6 +46,8 @@ public struct WatchOptions: Equatable, Sendable {
     public var baseline: String?
     /// `--html FILE` and `--export FORMAT=FILE`: written from the run's records when it ends.
     public var exports: [ExportRequest] = []
+    /// `--rotate SIZE[,KEEP]`: rotate the `--output` file by size.
+    public var rotation: OutputRotation?
     /// `--metrics [HOST]:PORT`: serve Prometheus metrics there while watching.
     public var metrics: MetricsAddress?
 

@@ -54,6 +54,8 @@ extension ArgumentParser {
                 parsed.watch.format = format
             case .reportFormat, .html, .export:
                 try applyExport(definition, value: value, to: &parsed, topic: topic)
+            case .rateLimit, .rotate:
+                try applyProduction(definition, value: value, to: &parsed.watch, invalid: invalid)
             case .output:
                 guard !value.isEmpty else { throw invalid(": expected a file name, or '-' for stdout") }
                 parsed.watch.output = value

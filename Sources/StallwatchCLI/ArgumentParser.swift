@@ -56,6 +56,7 @@ public enum ArgumentParser {
         let scan = try scanOptions(arguments, topic: .run)
         var parsed = ParsedOptions()
         try apply(scan.values, to: &parsed, topic: .run)
+        try checkRotation(parsed.watch, topic: .run)
         guard !scan.operands.isEmpty else {
             throw UsageError(message: "Missing expected argument '<command> ...'", topic: .run)
         }
@@ -67,6 +68,7 @@ public enum ArgumentParser {
         let scan = try scanOptions(arguments, topic: .demo)
         var parsed = ParsedOptions()
         try apply(scan.values, to: &parsed, topic: .demo)
+        try checkRotation(parsed.watch, topic: .demo)
         // A scenario that stalls other threads than the main one watches them unless --thread says otherwise.
         if !parsed.threadsGiven, let selector = parsed.scenario.flatMap(DemoScenario.init)?.threadSelector {
             parsed.watch.settings.threads = [.name(selector)]
@@ -123,6 +125,7 @@ public enum ArgumentParser {
         if let stray = rest.first {
             throw UsageError(message: "Unexpected argument '\(stray)'", topic: topic)
         }
+        try checkRotation(parsed.watch, topic: topic)
         return (parsed, pid)
     }
 

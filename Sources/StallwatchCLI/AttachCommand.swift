@@ -15,7 +15,8 @@ enum AttachCommand {
         watch.metrics = metrics?.recorder
         let output = try ReportOutput(
             path: options.watch.output, format: options.watch.format, color: options.watch.color, clock: .now(),
-            writesProgressRecords: false, watched: "the process", exports: options.watch.exports)
+            writesProgressRecords: false, watched: "the process", exports: options.watch.exports,
+            rotation: options.watch.rotation)
         defer { output.close() }
         try watch.begin()
         defer { watch.close() }

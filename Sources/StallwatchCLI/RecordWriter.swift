@@ -24,14 +24,17 @@ final class RecordWriter: Sendable {
     }
 
     private let descriptor: Int32
+    /// `--rotate`: the file written instead of ``descriptor``.
+    private let rotating: RotatingFile?
     private let state = Mutex(State())
     private let pending = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     /// Said once when writing fails or records start being dropped (what keeps running: the workload, the process).
     private let warn: @Sendable (String) -> Void
 
-    init(descriptor: Int32, warn: @escaping @Sendable (String) -> Void) {
+    init(descriptor: Int32, rotating: RotatingFile? = nil, warn: @escaping @Sendable (String) -> Void) {
         self.descriptor = descriptor
+        self.rotating = rotating
         self.warn = warn
         // A queue of its own: its one thread may block in write(2) for as long as the reader takes.
         DispatchQueue(label: "stallwatch-writer").async { [self] in run() }
@@ -84,7 +87,11 @@ final class RecordWriter: Sendable {
             }
             for record in batch where failure == nil {
                 do {
-                    try FileDescriptor.writeAll(record, to: descriptor)
+                    if let rotating {
+                        try rotating.write(record, warn: warn)
+                    } else {
+                        try FileDescriptor.writeAll(record, to: descriptor)
+                    }
                 } catch {
                     state.withLock { $0.failure = error }
                     warn("cannot write reports (\(error.reason))")

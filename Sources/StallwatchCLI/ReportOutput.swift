@@ -29,13 +29,23 @@ final class ReportOutput: CollectorOutput {
     /// `--html` and `--export`: the run's records, kept for the files written after the summary.
     private let exports: ExportRecorder?
 
+    /// `--rotate`: the file the writer writes, and rotates; nil otherwise.
+    private let rotating: RotatingFile?
+
     /// - Parameters:
     ///   - path: `nil` or `-` for stdout, otherwise a file to append to (created with mode 0644).
+    ///   - rotation: `--rotate`, for a `path` that is a file.
     init(
         path: String?, format: OutputFormat, color: ColorChoice, clock: WallClock, writesProgressRecords: Bool,
-        watched: String, exports: [ExportRequest] = []
+        watched: String, exports: [ExportRequest] = [], rotation: OutputRotation? = nil
     ) throws(StallwatchError) {
-        if let path, path != WatchOptions.standardOutputPath {
+        if let path, let rotation, path != WatchOptions.standardOutputPath {
+            let file = try RotatingFile(path: path, rotation: rotation)
+            rotating = file
+            descriptor = file.descriptor
+            isStandardOutput = false
+        } else if let path, path != WatchOptions.standardOutputPath {
+            rotating = nil
             do {
                 descriptor = try Syscall.call("open") { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
             } catch {
@@ -43,6 +53,7 @@ final class ReportOutput: CollectorOutput {
             }
             isStandardOutput = false
         } else {
+            rotating = nil
             descriptor = STDOUT_FILENO
             isStandardOutput = true
         }
@@ -51,7 +62,9 @@ final class ReportOutput: CollectorOutput {
         self.writesProgressRecords = writesProgressRecords
         self.exports = exports.isEmpty ? nil : ExportRecorder(requests: exports, clock: clock)
         self.watched = watched
-        writer = RecordWriter(descriptor: descriptor) { Diagnostics.warning("\($0); \(watched) keeps running") }
+        writer = RecordWriter(descriptor: descriptor, rotating: rotating) {
+            Diagnostics.warning("\($0); \(watched) keeps running")
+        }
     }
 
     func stallDetected(_ stall: StallReport) {
@@ -105,7 +118,10 @@ final class ReportOutput: CollectorOutput {
                     + " \(Self.finalDrainMilliseconds / 1000) s")
         }
         // Left open when the writer may still write: the number must not name another file meanwhile.
-        if complete, !isStandardOutput { _ = Glibc.close(descriptor) }
+        if complete, !isStandardOutput {
+            // Rotated, the writer's file is no longer the one first opened.
+            if let rotating { rotating.close() } else { _ = Glibc.close(descriptor) }
+        }
         return complete
     }
 

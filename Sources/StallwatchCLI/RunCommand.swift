@@ -31,7 +31,7 @@ enum RunCommand {
         watch.metrics = metrics?.recorder
         let output = try ReportOutput(
             path: options.output, format: options.format, color: options.color, clock: clock,
-            writesProgressRecords: true, watched: "the workload", exports: options.exports)
+            writesProgressRecords: true, watched: "the workload", exports: options.exports, rotation: options.rotation)
         // On a thrown error too: what was detected before it still reaches the reader.
         defer { output.close() }
         defer { watch.close() }

@@ -45,6 +45,8 @@ final class Collector {
     let capturer: StallCapturer
 
     private var pending: [StallKey: StallCapturer.OpenStall] = [:]
+    /// `--rate-limit`: each fingerprint's window; nil reports every stall in full.
+    private var rateLimiter: RateLimiter?
     private var finished: [StallReport] = []
     /// Every deadlock found, each cycle once (by ``DeadlockReport/key``).
     private(set) var deadlocks: [DeadlockReport] = []
@@ -118,6 +120,7 @@ final class Collector {
         self.settings = settings
         self.output = output
         capturer = StallCapturer(socket: socket, maxFrames: settings.maxFrames)
+        rateLimiter = settings.rateLimit.map(RateLimiter.init)
         gate = MessageGate(
             isWatchable: { [target] in target.mayWatch($0) },
             threadOf: { ThreadInspector.thread(of: $0, agentThread: $1, agentPid: $2) })
@@ -298,7 +301,7 @@ final class Collector {
             stall.assembler.startCPUClock(
                 cpu: ThreadInspector.cpuTime(pid: pid, tid: tid),
                 runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
-            capturer.sample(&stall, tid: tid)
+            capturer.sample(&stall, tid: tid, rateLimiter: &rateLimiter)
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
             if !onset.phase.isOutsideLoop {
@@ -308,11 +311,12 @@ final class Collector {
             reportDeadlock(found: &stall)
             pending[stall.key] = stall
         case .stallSample(let pid, let tid, let identifier, _):
-            guard var stall = pending[StallKey(pid: pid, identifier: identifier)] else {
+            // A stall over the rate limit keeps the sample that named it: the thread is not stopped again.
+            guard var stall = pending[StallKey(pid: pid, identifier: identifier)], !stall.assembler.isSuppressed else {
                 capturer.reply(.captured(identifier: identifier))
                 return
             }
-            capturer.sample(&stall, tid: tid)
+            capturer.sample(&stall, tid: tid, rateLimiter: &rateLimiter)
             reportDeadlock(found: &stall)
             pending[stall.key] = stall
         case .stallEnded(let pid, let identifier, let endedAt):
@@ -325,6 +329,7 @@ final class Collector {
             capturer.receiveInProcessSample(
                 &stall, addresses: addresses, asyncCallers: callers, capturedAt: capturedAt, imageMap: imageMap,
                 error: error)
+            stall.assembler.applyRateLimit(&rateLimiter)
             pending[stall.key] = stall
         }
     }
@@ -347,6 +352,8 @@ final class Collector {
     /// Finishes a stall: its CPU share and how it was seen, then the report.
     private func close(_ stall: StallCapturer.OpenStall) {
         var assembler = stall.assembler
+        // All its samples are in: it counts towards the fingerprint its report shows (or, named by no sample, is decided).
+        assembler.applyRateLimit(&rateLimiter, atEnd: true)
         if let mode = procStalls.removeValue(forKey: stall.key) {
             // Seen from outside, under `run` or beside an agent too: /proc's resolution, or the trace's exact times.
             assembler.note(attached: AttachedStall(mode: mode, resolutionNanoseconds: settings.thresholdNanoseconds))

@@ -51,7 +51,10 @@ final class StallCapturer {
     }
 
     /// Takes one sample of `tid`.
-    func sample(_ stall: inout OpenStall, tid: Int32) {
+    ///
+    /// - Parameter rateLimiter: `--rate-limit`, applied once the sample names the stall's fingerprint: a stall over
+    ///   the limit seeks no blocker either (that would stop the holders too).
+    func sample(_ stall: inout OpenStall, tid: Int32, rateLimiter: inout RateLimiter?) {
         let began = monotonicNow()
         defer { stall.countCaptureTime(since: began) }
         let pid = stall.assembler.report.pid
@@ -83,7 +86,8 @@ final class StallCapturer {
                 truncation: StackTruncation.of(frames: named.frames, stack: stack, maxFrames: maxFrames),
                 unwindError: stack.unwindError)
             stall.assembler.noteStackProblem(named.error)
-            if let call {
+            stall.assembler.applyRateLimit(&rateLimiter)
+            if let call, !stall.assembler.isSuppressed {
                 stall.blockerSought = true
                 findBlocker(&stall, tid: tid, call: call, frames: named.frames)
             }

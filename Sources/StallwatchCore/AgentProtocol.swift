@@ -86,6 +86,8 @@ public enum AgentEnvironment {
     public static let fpsPowFactor = "STALLWATCH_FPS_POW"
     /// `--fps-dump` in nanoseconds (``FrameRateMonitor/Configuration/dumpThreshold``).
     public static let fpsDumpNanoseconds = "STALLWATCH_FPS_DUMP_NS"
+    /// Library mode only: its rate limit, `N/DURATION` or `off` (``RateLimit/parseSetting(_:)``).
+    public static let rateLimit = "STALLWATCH_RATE_LIMIT"
     /// Library mode: `[HOST]:PORT` to serve the monitor's Prometheus metrics on (`stallwatch run --metrics` in the app).
     public static let metrics = "STALLWATCH_METRICS"
 }

@@ -15,6 +15,10 @@ public struct StallAssembler: Sendable {
     public private(set) var lastState: ThreadState?
     /// `--max-samples`: beyond it, every other sample is dropped (see ``SampleSchedule``).
     private let maxSamples: Int
+    /// Whether ``applyRateLimit(_:atEnd:)`` has decided this stall.
+    private var rateLimitDecided = false
+    /// The fingerprint a stall admitted by the rate limit was counted under: its first sample's.
+    private var admittedAs: String?
 
     /// Below this much wall time the scheduler's 10 ms tick makes a CPU share meaningless.
     static let shortestTimedStall: UInt64 = 50_000_000
@@ -48,11 +52,12 @@ public struct StallAssembler: Sendable {
         lastState = state?.continuing(lastState)
     }
 
-    /// A captured, named stack.
+    /// A captured, named stack; dropped for a suppressed stall, which keeps the one sample that named it.
     public mutating func add(
         frames: [Frame], capturedAt: UInt64, stoppedNanoseconds: UInt64? = nil, method: CaptureMethod? = nil,
         truncation: StackTruncation? = nil, unwindError: Int32 = 0
     ) {
+        guard !report.suppressed else { return }
         if let method { report.captureMethod = method }
         // A stack limited by --max-frames says so in its truncation; one that ends early for another reason, here.
         let cutShort = StackEnd.cutShortNote(
@@ -65,6 +70,32 @@ public struct StallAssembler: Sendable {
                 cutShort: truncation != nil && truncation?.omittedFrames == nil ? nil : cutShort))
         report.samples = SampleSchedule.thin(report.samples, maxSamples: maxSamples)
     }
+
+    /// `--rate-limit`: applies `limiter` once the stall's first sample names its fingerprint. A stall over the limit is
+    /// ``StallReport/suppressed``: it keeps that sample only, and its sampler takes no more (``isSuppressed``).
+    ///
+    /// - Parameter atEnd: the stall is over, all its samples in: one that no sample named (its captures failed) is
+    ///   decided now, and one admitted under its first sample's fingerprint counts towards its final one instead
+    ///   (``RateLimiter/recount(from:to:admittedAt:)``). Nothing to do without a limiter.
+    public mutating func applyRateLimit(_ limiter: inout RateLimiter?, atEnd: Bool = false) {
+        guard limiter != nil else { return }
+        if !rateLimitDecided, atEnd || !report.samples.isEmpty {
+            rateLimitDecided = true
+            let fingerprint = report.fingerprint
+            if limiter?.admit(fingerprint, at: report.detectedAt) == false {
+                report.suppressed = true
+            } else {
+                admittedAs = fingerprint
+            }
+        }
+        if atEnd, let provisional = admittedAs {
+            admittedAs = nil
+            limiter?.recount(from: provisional, to: report.fingerprint, admittedAt: report.detectedAt)
+        }
+    }
+
+    /// Whether the stall was shortened by the rate limit: no more samples are to be taken.
+    public var isSuppressed: Bool { report.suppressed }
 
     /// A capture that failed: the stall has no capture method if it has no sample yet.
     ///

@@ -40,6 +40,10 @@ public struct StallReport: Equatable, Sendable {
     public var attached: AttachedStall?
     /// For a stall still going on when the watch ended: when that was. Its length so far runs to here.
     public var watchedUntil: UInt64?
+    /// Shortened by the rate limit (`--rate-limit`, library mode's ``RateLimit/libraryDefault``): its fingerprint had
+    /// all its full reports in the current window, so the stall kept the one sample that named its fingerprint and
+    /// culprit, and its record leaves the samples out.
+    public var suppressed = false
     /// What the thread waited for, found at the first capture that saw it blocked in a futex or a wait for a child:
     /// the lock and its holder, or the child. Nil where it was not blocked so, or nothing could be read.
     public var blocker: Blocker?
@@ -145,6 +149,8 @@ public struct RunSummary: Equatable, Sendable {
 
     public var stallCount: Int
     public var unfinishedCount: Int
+    /// The stalls the rate limit shortened (``StallReport/suppressed``); ``stallCount`` counts them too.
+    public var suppressedCount: Int
     public var totalStallNanoseconds: UInt64
     public var longestStallNanoseconds: UInt64
     /// Median and 95th percentile of finished stalls' lengths (nearest rank); 0 without any.
@@ -189,6 +195,7 @@ public struct RunSummary: Equatable, Sendable {
         let lengths = stalls.map { $0.length() }
         stallCount = stalls.count
         unfinishedCount = stalls.count - durations.count
+        suppressedCount = stalls.filter(\.suppressed).count
         totalStallNanoseconds = lengths.reduce(0, +)
         longestStallNanoseconds = lengths.max() ?? 0
         medianStallNanoseconds = Self.percentile(50, of: durations)

@@ -66,6 +66,9 @@ public struct WatchSettings: Equatable, Sendable {
     public var threads: [ThreadSelector] = [.main]
     /// `--source`: where the threads stallwatch watches from outside get their loop transitions.
     public var source: LoopSource = .auto
+    /// `--rate-limit`: full reports per fingerprint and window; nil reports every stall in full. Applied where stacks
+    /// are named (the collector, library mode's sink), never handed to a preloaded agent.
+    public var rateLimit: RateLimit?
 
     public init(
         thresholdNanoseconds: UInt64 = 80_000_000, count: Int = 3, maxSamples: Int = 10,
@@ -86,6 +89,7 @@ public struct WatchSettings: Equatable, Sendable {
         if thresholdNanoseconds == 0 { return "threshold must be positive" }
         if !Self.countRange.contains(count) { return "count must be between 1 and 100" }
         if !Self.maxSamplesRange.contains(maxSamples) { return "maxSamples must be between 1 and 1000" }
+        if let reason = rateLimit?.invalidReason { return "rateLimit: \(reason)" }
         return nil
     }
 

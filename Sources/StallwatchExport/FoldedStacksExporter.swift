@@ -20,7 +20,8 @@ public struct FoldedStacksExporter: StallExporter {
         var totals: [String: Double] = [:]
         collection.forEachWeightedSample { sample in
             let path = collection.rootFirst(sample.stack).map(name)
-            let line = path.isEmpty ? noStackName : path.joined(separator: ";")
+            let line =
+                path.isEmpty ? collection.stalls[sample.stall].missingStackName : path.joined(separator: ";")
             totals[line, default: 0] += sample.weightMs
         }
         var output = ""

@@ -75,7 +75,7 @@ public struct PprofExporter: StallExporter {
             if let cacheKey { locationOfFrame[cacheKey] = id }
             return id
         }
-        var noStackLocation: UInt64?
+        var noStackLocations: [String: UInt64] = [:]
         let labelKeys = ["fingerprint", "stall", "thread", "callout"].map { Int64(strings.index($0)) }
         var sampleMessages: [[UInt8]] = []
         collection.forEachWeightedSample { sample in
@@ -92,10 +92,10 @@ public struct PprofExporter: StallExporter {
                     start = index + 1
                 }
             } else {
-                if noStackLocation == nil {
-                    noStackLocation = location([Frame(address: 0, symbol: noStackName)], cacheKey: nil)
-                }
-                locations = [noStackLocation!]
+                let name = stall.missingStackName
+                let missing = noStackLocations[name] ?? location([Frame(address: 0, symbol: name)], cacheKey: nil)
+                noStackLocations[name] = missing
+                locations = [missing]
             }
             let run = collection.runs[Int(stall.run)]
             let values: [(Int64, String)] = [

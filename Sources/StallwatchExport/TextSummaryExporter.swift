@@ -37,7 +37,10 @@ public struct TextSummaryExporter: StallExporter {
             if let callout = group.callout { whereLine.append("\(Self.safe(callout)) callout") }
             whereLine.append(Self.safe(group.process))
             output += "   " + whereLine.joined(separator: ", ") + "\n"
-            let unfinished = group.unfinished > 0 ? " (\(group.unfinished) unfinished)" : ""
+            let notes =
+                (group.unfinished > 0 ? ["\(group.unfinished) unfinished"] : [])
+                + (group.suppressed > 0 ? ["\(group.suppressed) shortened by --rate-limit"] : [])
+            let unfinished = notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"
             output +=
                 "   \(Self.count(group.stalls.count, "stall"))\(unfinished): total \(Self.milliseconds(group.totalMs))"
             if let p50 = group.p50Ms, let p95 = group.p95Ms, let max = group.maxMs {

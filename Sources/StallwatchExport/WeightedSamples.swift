@@ -36,3 +36,10 @@ extension StallCollection {
 
 /// The name flame graphs show for a stall without any stack.
 let noStackName = "[no stack captured]"
+/// … and for one whose stack `--rate-limit` left out: it took one sample, which named its culprit.
+let stackNotKeptName = "[stack not kept: over --rate-limit]"
+
+extension StallCollection.Stall {
+    /// The name a flame graph gives this stall's time when it has no stack.
+    var missingStackName: String { suppressed ? stackNotKeptName : noStackName }
+}

@@ -42,8 +42,8 @@ public struct JSONLinesReporter: Reporter {
                 ("fingerprint", .string(stall.fingerprint)),
                 ("culprit", stall.dominantFrame.map(frameRecord) ?? .null),
                 ("blocker", blockerValue(stall)),
-                ("samples", .array(stall.samples.prefix(1).map { sampleRecord($0, stall: stall) })),
-            ]
+                ("samples", .array(shownSamples(of: stall).prefix(1).map { sampleRecord($0, stall: stall) })),
+            ] + suppressedKey(stall)
         ).serialized() + "\n"
     }
 
@@ -74,6 +74,7 @@ public struct JSONLinesReporter: Reporter {
                 ("unfinished", .bool(stall.end == nil)),
                 // Its duration, or for an unfinished stall the length it had reached when the watch ended.
                 ("lengthMs", .milliseconds(stall.length())),
+            ] + suppressedKey(stall) + [
                 ("thresholdMs", .milliseconds(stall.thresholdNanoseconds)),
                 ("count", .int(Int64(stall.count))),
             ] + attachedRecord(stall.attached) + [
@@ -104,8 +105,19 @@ public struct JSONLinesReporter: Reporter {
                         ("note", .optional(stall.confidenceNote)),
                     ])
                 ),
-                ("samples", .array(stall.samples.map { sampleRecord($0, stall: stall) })),
+                ("samples", .array(shownSamples(of: stall).map { sampleRecord($0, stall: stall) })),
             ])
+    }
+
+    /// `"suppressed": true` for a stall the rate limit shortened; no key otherwise, so other records stay as they were.
+    func suppressedKey(_ stall: StallReport) -> [(String, JSONValue)] {
+        stall.suppressed ? [("suppressed", .bool(true))] : []
+    }
+
+    /// The samples a record shows: none for a suppressed stall, whose one sample named its fingerprint and culprit
+    /// (both in the record) and whose stack is left out to keep the record short.
+    func shownSamples(of stall: StallReport) -> [Sample] {
+        stall.suppressed ? [] : stall.samples
     }
 
     /// The summary's `strategy`: how the processes were watched, `mixed` when they differed, null for none.
@@ -206,6 +218,7 @@ public struct JSONLinesReporter: Reporter {
             ] + hostKey + [
                 ("stalls", .int(Int64(summary.stallCount))),
                 ("unfinished", .int(Int64(summary.unfinishedCount))),
+                ("suppressed", .int(Int64(summary.suppressedCount))),
                 ("totalStallMs", .milliseconds(summary.totalStallNanoseconds)),
                 ("longestStallMs", .milliseconds(summary.longestStallNanoseconds)),
                 ("medianStallMs", .milliseconds(summary.medianStallNanoseconds)),

@@ -14,6 +14,7 @@ extension TextReporter {
                 + " (\(Self.percent(share)) of \(Self.seconds(summary.runNanoseconds)) s)"
                 + ", longest \(Self.milliseconds(summary.longestStallNanoseconds)) ms"
             if summary.unfinishedCount > 0 { headline += ", \(summary.unfinishedCount) unfinished" }
+            if summary.suppressedCount > 0 { headline += ", \(summary.suppressedCount) shortened by --rate-limit" }
         } else {
             headline += " in \(Self.seconds(summary.runNanoseconds)) s"
         }

@@ -19,6 +19,7 @@ public struct TextReporter: Reporter {
 
     public mutating func render(_ stall: StallReport) -> String {
         let fingerprint = stall.fingerprint
+        if stall.suppressed { return TerminalText.lines([suppressedLine(stall)]) + "\n" }
         if var group = seen[fingerprint], !stall.samples.isEmpty {
             group.count += 1
             group.total += stall.duration ?? 0
@@ -37,7 +38,17 @@ public struct TextReporter: Reporter {
             + " \(Self.milliseconds(detectedAfter)) ms so far"
         if let callout = stall.callout { line += " in \(callout.phrase)" }
         if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
+        if stall.suppressed { line += " (over --rate-limit: shortened)" }
         return TerminalText.lines([line]) + "\n"
+    }
+
+    /// `stallwatch: stall #9 in Daemon (pid 42): 612 ms in a timer callout, in f() (fingerprint …; over --rate-limit:
+    /// one sample, report shortened)`.
+    func suppressedLine(_ stall: StallReport) -> String {
+        var line = "stallwatch: stall #\(stall.identifier) in \(stall.place): \(length(of: stall))"
+        if let callout = stall.callout { line += " in \(callout.phrase)" }
+        if let culprit = stall.dominantFrame?.symbol { line += ", in \(culprit)" }
+        return line + " (fingerprint \(stall.fingerprint); over --rate-limit: one sample, report shortened)"
     }
 
     /// `stallwatch: stall #5 in Daemon (pid 42): 612 ms, same as stall #1 (fingerprint …): ×3, 1.8 s in all`.

@@ -4,8 +4,8 @@
 enum BenchCommand {
     /// A throughput workload, run by the driver bare, under `stallwatch run`, or with an in-process watcher.
     case workload(Workload, WorkloadOptions)
-    /// The capture target that times, from inside, how long its main thread is stopped.
-    case gapTarget(seconds: Double)
+    /// The capture target that times, from inside, how long its main thread is stopped (`stalls` spins of `seconds`).
+    case gapTarget(seconds: Double, stalls: Int)
     /// The driver: runs every benchmark and prints the tables.
     case drive(DriverOptions)
     case help
@@ -25,7 +25,7 @@ enum BenchCommand {
         USAGE: stallwatch-bench drive [--rounds N] [--seconds S] [SECTION ...]
                stallwatch-bench WORKLOAD [--seconds S | --iterations N] [--classic | --empty-observers]
                stallwatch-bench tight-loop --seconds S --windows W
-               stallwatch-bench gap-target [--seconds S]
+               stallwatch-bench gap-target [--seconds S] [--stalls N]
 
         WORKLOAD is tight-loop, tight-loop-foundation, realistic, tight-loop-thread or idle-loops; each prints one
         line,
@@ -45,7 +45,7 @@ enum BenchCommand {
           realistic     Count the callbacks of two 1 kHz timers and the blocks a background thread posts to the
                         main queue at 2 kHz, each doing about 15 µs of work.
           gap-target    Spin in a timer callout for S seconds (SIGUSR1 ends it early), then print every gap
-                        in its own clock.
+                        in its own clock; with --stalls N, N such callouts 300 ms apart.
 
         OPTIONS:
           --rounds N    Alternating rounds of bare, watched, empty-observer and classic runs (default: 5).
@@ -74,6 +74,7 @@ enum BenchCommand {
         var iterations: UInt64?
         var window: Double?
         var sections: [DriverOptions.Section] = []
+        var stalls = 1
         while let argument = remaining.popFirst() {
             switch argument {
             case "--seconds":
@@ -92,6 +93,11 @@ enum BenchCommand {
                     throw BenchUsageError("--iterations takes a whole number from 1 to 100000000")
                 }
                 iterations = value
+            case "--stalls" where subcommand == "gap-target":
+                guard let text = remaining.popFirst(), let value = Int(text), (1...100).contains(value) else {
+                    throw BenchUsageError("--stalls takes a whole number from 1 to 100")
+                }
+                stalls = value
             case "--windows" where subcommand == Workload.tightLoop.rawValue:
                 guard let text = remaining.popFirst(), let value = Double(text), value >= 0.01, value <= 60 else {
                     throw BenchUsageError("--windows takes a number of seconds from 0.01 to 60")
@@ -117,7 +123,7 @@ enum BenchCommand {
         }
         switch subcommand {
         case "gap-target":
-            return .gapTarget(seconds: seconds ?? 3)
+            return .gapTarget(seconds: seconds ?? 3, stalls: stalls)
         case "drive":
             var options = DriverOptions()
             options.rounds = rounds ?? options.rounds

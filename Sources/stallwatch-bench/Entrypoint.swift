@@ -41,8 +41,8 @@ enum StallwatchBench {
                 case .idleLoops: IdleLoops.run(seconds: options.seconds)
                 }
             BenchOutput.line(result.line)
-        case .gapTarget(let seconds):
-            GapRecorder.run(seconds: seconds)
+        case .gapTarget(let seconds, let stalls):
+            GapRecorder.run(seconds: seconds, stalls: stalls)
         case .drive(let options):
             do {
                 try Driver(options: options, products: BuildProducts.besideThisExecutable()).run()

@@ -25,4 +25,15 @@ import Testing
         let text = "\u{FEFF}{\"event\":\"stall\",\"fingerprint\":\"00ff00ff00ff00ff\"}\n{\"event\":\"summary\"}"
         #expect(BaselineFile.fingerprints(inReport: Array(text.utf8)) == ["00ff00ff00ff00ff"])
     }
+
+    /// A stall `--rate-limit` shortened has no samples and a fingerprint like any other: it is known to the baseline.
+    @Test func shortenedStallsAreKnownByTheirFingerprint() {
+        let text = [
+            #"{"event":"stall-detected","schemaVersion":2,"id":1,"fingerprint":"1111111111111111","samples":[]}"#,
+            #"{"event":"stall","schemaVersion":2,"id":1,"durationMs":250,"suppressed":true,"#
+                + #""fingerprint":"1111111111111111","culprit":null,"samples":[]}"#,
+            #"{"event":"summary","schemaVersion":2,"stalls":1,"suppressed":1}"#,
+        ]
+        #expect(BaselineFile.fingerprints(inReport: Array(text.joined(separator: "\n").utf8)) == ["1111111111111111"])
+    }
 }

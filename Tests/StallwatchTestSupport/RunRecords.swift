@@ -34,6 +34,8 @@ public struct SummaryRecord: Decodable, Equatable, Sendable {
     public let schemaVersion: Int
     public let stalls: Int
     public let unfinished: Int
+    /// Of ``stalls``, those `--rate-limit` shortened.
+    public let suppressed: Int
     public let totalStallMs: Double
     public let longestStallMs: Double
     public let medianStallMs: Double

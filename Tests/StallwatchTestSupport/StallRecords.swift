@@ -122,6 +122,8 @@ public struct StallRecord: Decodable, Equatable, Sendable {
     public let blocker: Nullable<BlockerRecord>
     public let confidence: ConfidenceRecord
     public let samples: [SampleRecord]
+    /// `true` for a stall `--rate-limit` shortened (its `samples` are then empty); absent otherwise.
+    public let suppressed: Bool?
 
     /// Every symbol in the stall's samples, in order.
     public var symbols: [String] { samples.flatMap { $0.frames.compactMap(\.symbol) } }
@@ -146,4 +148,6 @@ public struct DetectedRecord: Decodable, Equatable, Sendable {
     /// What the thread waited for at detection.
     public let blocker: Nullable<BlockerRecord>
     public let samples: [SampleRecord]
+    /// `true` for a stall `--rate-limit` shortened; absent otherwise.
+    public let suppressed: Bool?
 }

@@ -35,6 +35,7 @@ struct CaptureBenchmark {
         BenchOutput.progress("capture: \(Self.gapSamples) samples of the gap target")
         let (sampler, inside) = try sampleGapTarget()
         let libraryMode = try LibraryModeBenchmark(products: products).run()
+        let rateLimit = try RateLimitBenchmark(products: products).run()
 
         var table = ResultTable(
             "Capture: RemoteStackSampler on a stalled stallwatch-demo --scenario cpu (\(timings.count) samples, "
@@ -59,7 +60,7 @@ struct CaptureBenchmark {
         add("gap target: stopped (target's own clock)", inside)
 
         let found = timings.filter(\.culpritFound).count
-        var report = SectionReport(tables: [table] + libraryMode.tables)
+        var report = SectionReport(tables: [table] + libraryMode.tables + rateLimit.tables)
         report.lines.append(
             "frames per stack: median \(Int(timings.map { Double($0.frames) }.median)); "
                 + "\(Self.culprit) named in \(found)/\(timings.count) stacks")
@@ -74,7 +75,7 @@ struct CaptureBenchmark {
                 TargetCheck(
                     "main thread stopped, warm median (target's own clock)", measured: Format.milliseconds(insideWarm),
                     target: "≤ 0.200 ms", met: insideWarm <= Self.stoppedTarget, limit: limit),
-            ] + libraryMode.targets
+            ] + libraryMode.targets + rateLimit.targets
         return report
     }
 

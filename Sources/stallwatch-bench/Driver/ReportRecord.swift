@@ -10,6 +10,8 @@ struct ReportRecord: Decodable {
     let culprit: Culprit?
     let samples: [Sample]?
     let watchedPids: [Int32]?
+    /// `--rate-limit` shortened the stall: one sample taken, none in the record.
+    let suppressed: Bool?
     let blocker: Blocker?
 
     struct Culprit: Decodable {
@@ -33,6 +35,7 @@ struct ReportRecord: Decodable {
 
     struct Sample: Decodable {
         let stoppedMs: Double?
+        let capturedAfterMs: Double?
     }
 
     /// Every record in JSON-lines text; lines that are not records (a workload's own output) are skipped.

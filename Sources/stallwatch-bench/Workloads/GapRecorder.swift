@@ -28,26 +28,42 @@ enum GapRecorder {
         var line: String { "\(GapRecorder.gapPrefix)start_ns=\(start) length_ns=\(length)" }
     }
 
-    /// Spins in a timer callout for `seconds` (or until ``stopSignal``), printing ``readyLine`` as it starts;
-    /// then prints the gaps.
-    static func run(seconds: Double) {
+    /// Between two spins of ``run(seconds:stalls:)``: the loop sleeps, so each spin is a stall of its own.
+    static let pause = 0.3
+
+    /// Spins in a timer callout for `seconds` (or until ``stopSignal``), `stalls` times ``pause`` apart, printing
+    /// ``readyLine`` as the first spin starts; then prints the gaps of every spin.
+    static func run(seconds: Double, stalls: Int = 1) {
         let recording = Recording()
         defer { recording.gaps.deallocate() }
         _ = stopRequested.load(ordering: .relaxed)  // initialized before the handler can run
         signal(stopSignal) { _ in GapRecorder.stopRequested.store(true, ordering: .relaxed) }
-        let timer = Timer(fire: Date(timeIntervalSinceNow: 0.05), interval: 0, repeats: false) { _ in
-            FileHandle.standardOutput.write(Data((readyLine + "\n").utf8))
-            recording.count = spin(until: MonotonicClock.now() + UInt64(seconds * 1e9), into: recording.gaps)
-            recording.finished = true
-            CFRunLoopStop(CFRunLoopGetCurrent())
-        }
-        RunLoop.main.add(timer, forMode: .common)
-        let end = Date(timeIntervalSinceNow: seconds + 0.2)
+        recording.remaining = stalls
+        scheduleSpin(after: 0.05, seconds: seconds, recording: recording)
+        let end = Date(timeIntervalSinceNow: Double(stalls) * (seconds + pause) + 0.2)
         while !recording.finished, end.timeIntervalSinceNow > 0 {
             _ = RunLoop.main.run(mode: .default, before: end)
         }
         let report = recording.gaps.prefix(recording.count).map(\.line).joined(separator: "\n")
         FileHandle.standardOutput.write(Data((report + "\n").utf8))
+    }
+
+    /// One spin in a timer callout `delay` seconds from now, and the next one after it while any remain.
+    private static func scheduleSpin(after delay: Double, seconds: Double, recording: Recording) {
+        let timer = Timer(fire: Date(timeIntervalSinceNow: delay), interval: 0, repeats: false) { _ in
+            if !recording.started { FileHandle.standardOutput.write(Data((readyLine + "\n").utf8)) }
+            recording.started = true
+            let free = UnsafeMutableBufferPointer(rebasing: recording.gaps[recording.count...])
+            recording.count += spin(until: MonotonicClock.now() + UInt64(seconds * 1e9), into: free)
+            recording.remaining -= 1
+            if recording.remaining > 0, !stopRequested.load(ordering: .relaxed) {
+                scheduleSpin(after: pause, seconds: seconds, recording: recording)
+            } else {
+                recording.finished = true
+                CFRunLoopStop(CFRunLoopGetCurrent())
+            }
+        }
+        RunLoop.main.add(timer, forMode: .common)
     }
 
     /// Reads the clock in a tight loop until `deadline` or a stop request, noting each jump; returns how many
@@ -83,6 +99,8 @@ enum GapRecorder {
         // @unchecked: only the main thread touches it, in the timer callout and after the loop returns.
         let gaps = UnsafeMutableBufferPointer<Gap>.allocate(capacity: GapRecorder.capacity)
         var count = 0
+        var remaining = 1
+        var started = false
         var finished = false
     }
 }

@@ -6,7 +6,8 @@
 // `--stop-in-handler` (the handler stops the monitor after the first stall), `--fork` (between the two stalls the app
 // forks; the child stops the inherited monitor, starts its own, stalls and stops it, and says how that went),
 // `--scrape PORT` (before stopping, the app reads its own STALLWATCH_METRICS endpoint and prints the main thread's
-// stall counter in an `app-metrics` line).
+// stall counter in an `app-metrics` line), `--spins N` (N CPU stalls in the same function instead of one: the rate
+// limit's fingerprint, 5 per 10 minutes by default or as STALLWATCH_RATE_LIMIT says).
 import CLibraryUser
 import Foundation
 import Glibc
@@ -102,6 +103,7 @@ func runForkedChild() -> Never {
 
 nonisolated(unsafe) var forkedChild: pid_t = 0
 let forks = arguments.contains("--fork")
+let spins = arguments.firstIndex(of: "--spins").flatMap { Int(arguments[$0 + 1]) } ?? 1
 
 let forkStep: [@Sendable () -> Void] = [
     {
@@ -111,8 +113,9 @@ let forkStep: [@Sendable () -> Void] = [
     }
 ]
 let steps: [@Sendable () -> Void] =
-    [{ sleepHalfASecond() }] + (forks ? forkStep : []) + [
-        { _ = spinForMilliseconds(400) },
+    [{ sleepHalfASecond() }] + (forks ? forkStep : [])
+    + Array(repeating: { _ = spinForMilliseconds(400) }, count: spins)
+    + [
         {
             if forkedChild > 0 {
                 var status: Int32 = 0
@@ -135,7 +138,7 @@ let steps: [@Sendable () -> Void] =
             let none = waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD
             emit("{\"event\":\"after-stop\",\"children\":\"\(none ? "none" : "some")\"}\n")
             exit(0)
-        },
+        }
     ]
 for (index, step) in steps.enumerated() {
     Timer.scheduledTimer(withTimeInterval: 0.4 + Double(index) * 0.8, repeats: false) { _ in step() }
