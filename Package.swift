@@ -123,13 +123,17 @@ let package = Package(
         .executableTarget(
             name: "stallwatch-bench",
             dependencies: [
-                "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols", "CStallwatchSystem",
+                "StallwatchSystem", "StallwatchUnwind", "StallwatchImages", "StallwatchSymbols", "StallwatchMetrics",
+                "CStallwatchSystem",
             ]
         ),
         // The capture bench's library-mode app: it links the agent and starts the monitor itself.
         .executableTarget(name: "stallwatch-bench-app", dependencies: ["StallwatchAgent"]),
         // What several test targets share: child processes to capture, the Decodable types of the JSON records.
-        .target(name: "StallwatchTestSupport", dependencies: ["StallwatchCore"], path: "Tests/StallwatchTestSupport"),
+        .target(
+            name: "StallwatchTestSupport", dependencies: ["StallwatchCore", "StallwatchMetrics"],
+            path: "Tests/StallwatchTestSupport"
+        ),
         // The parsers of untrusted input as libFuzzer targets (Scripts/fuzz), or, built plainly, a replay of their
         // seed corpora and regressions (Scripts/test).
         .executableTarget(

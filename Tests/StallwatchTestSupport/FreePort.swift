@@ -2,6 +2,7 @@
 // app told its port).
 import Foundation
 import Glibc
+import StallwatchMetrics
 
 public enum FreePort {
     /// A port the kernel had free just now: bound to 127.0.0.1 port 0 and let go. Another process could take it in
@@ -52,30 +53,6 @@ public enum FreePort {
 
     /// GET `path` from 127.0.0.1:`port`: the whole answer (status line, headers, body), or nil if nothing answers.
     public static func get(port: UInt16, path: String = "/metrics") -> String? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { return nil }
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        guard send(descriptor, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
-        var answer: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            answer += buffer[..<count]
-        }
-        return answer.isEmpty ? nil : String(decoding: answer, as: UTF8.self)
+        MetricsScrape.get(port: port, path: path)
     }
 }

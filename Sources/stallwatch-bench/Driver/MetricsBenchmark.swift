@@ -1,5 +1,6 @@
 // #29: what `--metrics` costs the watched loop when Prometheus scrapes it every 500 ms.
 import Foundation
+import StallwatchMetrics
 
 /// Runs the tight loop under `stallwatch run --metrics 127.0.0.1:0` once, in phases of ``phaseSeconds``: in every
 /// other phase the driver scrapes the endpoint every 500 ms (as a Prometheus server would), in the others it leaves it
@@ -63,7 +64,7 @@ struct MetricsBenchmark {
             while next < end {
                 MonotonicClock.sleep(until: next)
                 let began = MonotonicClock.now()
-                guard let answer = Self.scrape(port: port), answer.hasPrefix("HTTP/1.1 200 OK") else {
+                guard let answer = MetricsScrape.get(port: port), answer.hasPrefix("HTTP/1.1 200 OK") else {
                     throw BenchError("a scrape of port \(port) was not answered")
                 }
                 roundTrips.append(Double(MonotonicClock.now() - began) / 1e9)
@@ -124,32 +125,5 @@ struct MetricsBenchmark {
         report.targets.append(check)
         report.lines.append("tight-loop throughput ratio, scraped/not scraped: \(Format.fixed(perCPU.median, 3))")
         return report
-    }
-
-    /// `GET /metrics` from 127.0.0.1:`port`: the whole answer, or nil once nothing listens.
-    static func scrape(port: UInt16) -> String? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { return nil }
-        let request = Array("GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n".utf8)
-        guard send(descriptor, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else { return nil }
-        var answer: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            answer += buffer[..<count]
-        }
-        return answer.isEmpty ? nil : String(decoding: answer, as: UTF8.self)
     }
 }
