@@ -45,6 +45,8 @@ final class HandlerSink: StallSink {
         var ended: (at: UInt64, cpu: UInt64?)?
         /// Time spent on its stacks (`STALLWATCH_METRICS`): signal captures, helper requests until answered.
         var captureNanoseconds: UInt64?
+        /// Whether the app was told of the stall at its detection (``StallMonitor/Event/detected(_:)``).
+        var detectionDelivered = false
 
         mutating func countCaptureTime(_ nanoseconds: UInt64) {
             captureNanoseconds = (captureNanoseconds ?? 0) + nanoseconds
@@ -52,6 +54,7 @@ final class HandlerSink: StallSink {
     }
 
     private let settings: WatchSettings
+    private let detected: @Sendable (StallReport) -> Void
     private let handler: @Sendable (StallReport) -> Void
     private let capture: LibraryCapture
     private var helper: CaptureHelperClient? { capture.helper }
@@ -74,12 +77,13 @@ final class HandlerSink: StallSink {
 
     init(
         settings: WatchSettings, capture: LibraryCapture, metrics: LibraryMetrics? = nil,
-        handler: @escaping @Sendable (StallReport) -> Void
+        detected: @escaping @Sendable (StallReport) -> Void = { _ in }, ended: @escaping @Sendable (StallReport) -> Void
     ) {
         self.settings = settings
         self.capture = capture
         self.metrics = metrics
-        self.handler = handler
+        self.detected = detected
+        handler = ended
         rateLimiter = settings.rateLimit.map(RateLimiter.init)
     }
 
@@ -117,6 +121,7 @@ final class HandlerSink: StallSink {
         // Outside the loop, only the thread's return to it makes a stall (see `StallReport.isOutsideLoop`).
         if !onset.phase.isOutsideLoop { metrics?.stallDetected(assembler.report) }
         takeSample(onset.identifier)
+        deliverDetectionIfReady(onset.identifier)
     }
 
     func stallContinues(_ onset: StallOnset, thread: Int32?) {
@@ -192,7 +197,23 @@ final class HandlerSink: StallSink {
             }
         }
         open[identifier] = stall
+        deliverDetectionIfReady(identifier)
         deliverIfComplete(identifier)
+    }
+
+    /// The stall's provisional report, once its first stack is in (or known not to come): what is known at detection,
+    /// so that a stall that never ends (a deadlock) is still seen. Outside its loop a thread's stall may prove none
+    /// (see `StallReport.isOutsideLoop`): it is told of only when it ends.
+    private func deliverDetectionIfReady(_ identifier: Int) {
+        guard var stall = open[identifier], !stall.detectionDelivered, stall.pending == 0,
+            !stall.assembler.report.isOutsideLoop
+        else { return }
+        stall.detectionDelivered = true
+        open[identifier] = stall
+        var provisional = stall.assembler.report
+        // Told as detected, whatever has happened since the first stack was asked for.
+        provisional.end = nil
+        detected(provisional)
     }
 
     /// The fallback: a signal to the thread, whose handler unwinds; named in-process with the toolchain's symbols.

@@ -36,6 +36,8 @@ import StallwatchImages
 /// a stall still going on when the monitor stops is handed over from ``stop()``, on the caller's thread. While the handler
 /// runs, the next stall is not watched: hand slow work (uploading a report) to another queue. ``stop()`` may be
 /// called from any thread, the handler's included, any number of times; do not start a monitor from the handler.
+/// With ``start(_:detected:ended:)`` the app is also told of each stall at its detection, once its first stack is in,
+/// on the same thread.
 public final class StallMonitor: @unchecked Sendable {
     /// How the monitor detects stalls and takes their stacks.
     public struct Configuration: Sendable {
@@ -165,6 +167,26 @@ public final class StallMonitor: @unchecked Sendable {
     public static func start(
         _ configuration: Configuration = Configuration(), handler: @escaping @Sendable (StallReport) -> Void
     ) throws(StartError) -> StallMonitor {
+        try start(configuration, detected: { _ in }, ended: handler)
+    }
+
+    /// Starts watching, with each stall told of twice, as `stallwatch run` writes a `stall-detected` record, then a
+    /// `stall` record: when it is detected, once its first stack is in, and when it ends.
+    ///
+    /// A service that deadlocks never ends its stall: `detected` is how it is seen. A stall of a thread outside its
+    /// loop (which may prove no stall, see ``StallReport``) reaches only `ended`.
+    ///
+    /// - Parameters:
+    ///   - configuration: Detection and capture settings.
+    ///   - detected: Called with the stall's report so far (`end` nil, its first stack), on the monitor's thread.
+    ///   - ended: Called with the whole report when the stall ends (or the monitor stops during it: `end` nil), on
+    ///     the monitor's thread, as ``start(_:handler:)``'s handler is.
+    /// - Returns: The running monitor; keep it to ``stop()`` it.
+    /// - Throws: as ``start(_:handler:)``.
+    public static func start(
+        _ configuration: Configuration = Configuration(), detected: @escaping @Sendable (StallReport) -> Void,
+        ended: @escaping @Sendable (StallReport) -> Void
+    ) throws(StartError) -> StallMonitor {
         let settings = try configuration.settings(environment: AgentEnvironment.current)
         if let invalid = settings.invalidSetting { throw .invalidConfiguration(invalid) }
         let capture: LibraryCapture =
@@ -181,7 +203,8 @@ public final class StallMonitor: @unchecked Sendable {
         do {
             return try start(
                 settings: settings,
-                sink: HandlerSink(settings: settings, capture: capture, metrics: metrics, handler: handler))
+                sink: HandlerSink(
+                    settings: settings, capture: capture, metrics: metrics, detected: detected, ended: ended))
         } catch {
             metrics?.stop()
             throw error

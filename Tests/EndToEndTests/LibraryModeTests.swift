@@ -42,6 +42,8 @@ enum LibraryUserApp {
         let status: Int32
         /// What the app (and its agent) said on stderr.
         var stderr = ""
+        /// Everything the app printed, in order.
+        var text = ""
 
         func line(_ event: String) -> [String: String]? { lines.first { $0["event"] == event } }
         var sleptMs: Double? { line("app-sleep")?["ms"].flatMap(Double.init) }
@@ -93,7 +95,7 @@ enum LibraryUserApp {
         }
         return Run(
             stalls: try JSONLines.records(in: text).compactMap(\.stall), lines: lines,
-            status: process.terminationStatus, stderr: said)
+            status: process.terminationStatus, stderr: said, text: text)
     }
 }
 
@@ -152,6 +154,28 @@ let muteHelperScripts = [
         try #require(run.stalls.count == 2)
         #expect(run.stalls.map(\.capture.method) == ["ptrace", "ptrace"], "\(run.stalls.map(\.capture.note))")
         #expect(try #require(run.sleptMs) >= 490)
+    }
+
+    /// `start(_:events:)`: each stall is told of at its detection, with its first stack and no end yet, before its
+    /// whole report; a service that deadlocks would see the first.
+    @Test func eachStallIsToldOfAtItsDetectionAndAtItsEnd() throws {
+        let run = try LibraryUserApp.run(["--events"])
+        #expect(run.status == 0)
+        try #require(run.stalls.count == 2, "\(run.text)")
+        let order = run.text.split(separator: "\n").compactMap { line -> String? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let event = object["event"] as? String, event.hasPrefix("stall"), let id = object["id"] as? Int
+            else { return nil }
+            return "\(event) \(id)"
+        }
+        let ids = run.stalls.map(\.id)
+        #expect(order == ids.flatMap { ["stall-detected \($0)", "stall \($0)"] }, "\(order)")
+        let detected = run.lines.filter { $0["event"] == "stall-detected" }
+        #expect(detected.count == 2)
+        for record in detected {
+            #expect(record["samples"]?.contains("frames") == true, "a first stack: \(record)")
+            #expect(record["durationMs"] == nil, "no end yet: \(record)")
+        }
     }
 
     @Test func theHandlerMayStopTheMonitor() throws {

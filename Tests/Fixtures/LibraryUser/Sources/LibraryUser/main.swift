@@ -7,7 +7,8 @@
 // forks; the child stops the inherited monitor, starts its own, stalls and stops it, and says how that went),
 // `--scrape PORT` (before stopping, the app reads its own STALLWATCH_METRICS endpoint and prints the main thread's
 // stall counter in an `app-metrics` line), `--spins N` (N CPU stalls in the same function instead of one: the rate
-// limit's fingerprint, 5 per 10 minutes by default or as STALLWATCH_RATE_LIMIT says).
+// limit's fingerprint, 5 per 10 minutes by default or as STALLWATCH_RATE_LIMIT says), `--events` (the monitor's
+// events: each stall's `stall-detected` record at its detection too).
 import CLibraryUser
 import Foundation
 import Glibc
@@ -41,9 +42,15 @@ let stopInHandler = arguments.contains("--stop-in-handler")
 
 let monitor: StallMonitor
 do {
-    monitor = try StallMonitor.start(.init(threshold: .milliseconds(50), count: 2, helperPath: helperPath)) { report in
-        emit(reporter.render(report))
-        if stopInHandler { box.monitor?.stop() }
+    let configuration = StallMonitor.Configuration(threshold: .milliseconds(50), count: 2, helperPath: helperPath)
+    if arguments.contains("--events") {
+        monitor = try StallMonitor.start(
+            configuration, detected: { emit(reporter.renderDetected($0)) }, ended: { emit(reporter.render($0)) })
+    } else {
+        monitor = try StallMonitor.start(configuration) { report in
+            emit(reporter.render(report))
+            if stopInHandler { box.monitor?.stop() }
+        }
     }
     box.monitor = monitor
 } catch {
