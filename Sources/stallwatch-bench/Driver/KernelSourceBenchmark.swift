@@ -24,6 +24,7 @@ struct KernelSourceBenchmark {
         }
         let server = try Self.buildServer()
         try measureThroughput(server, into: &report)
+        try KernelLoadRunBenchmark(products: products, server: server).run(into: &report)
         try measureCollector(server, into: &report)
         return report
     }
