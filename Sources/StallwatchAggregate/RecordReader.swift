@@ -5,10 +5,6 @@ import StallwatchCore
 
 /// The parsing half of ``StallMerger``: what each record kind means and which keys it has.
 enum RecordReader {
-    /// The newest schema version this reader knows.
-    static let schemaVersion = 3
-    /// The oldest it reads: version 1 had no fingerprints.
-    static let oldestReadableVersion = 2
 
     static let stallKeys: Set<String> = [
         "event", "schemaVersion", "host", "id", "pid", "tid", "process", "startedAt", "startMonotonicMs",

@@ -1,5 +1,7 @@
 // What was read from one input and what was wrong with it, worded once per input.
 
+import StallwatchCore
+
 /// The outcome of reading one input: how many records it held and the lines that could not be used whole.
 public struct SourceReport: Sendable, Equatable {
     /// The input's name as given (`-` for stdin).
@@ -77,7 +79,7 @@ public struct SourceReport: Sendable, Equatable {
         collect("ignored unknown keys \(quotedKeys)") { if case .unknownKeys = $0 { true } else { false } }
         if let version = newer.max() {
             collect(
-                "read schema version \(version) records as version \(RecordReader.schemaVersion)"
+                "read schema version \(version) records as version \(RecordSchema.version)"
             ) { if case .newerSchema = $0 { true } else { false } }
         }
         collect("skipped schema version 1 records (no fingerprints)") {

@@ -1,5 +1,7 @@
 // Builds a StallCollection from lines: which run each record belongs to, stalls cut short, and each input's issues.
 
+import StallwatchCore
+
 /// Reads stallwatch's NDJSON records, line by line and input by input, into one ``StallCollection``.
 ///
 /// Pure: it is handed bytes, never opens anything. A line it cannot use becomes an issue of its input's
@@ -71,11 +73,11 @@ public struct StallMerger {
             return
         }
         source!.records += 1
-        if version < RecordReader.oldestReadableVersion {
+        if version < RecordSchema.oldestReadable {
             issue(number, .olderSchema(version))
             return
         }
-        if version > RecordReader.schemaVersion { issue(number, .newerSchema(version)) }
+        if version > RecordSchema.version { issue(number, .newerSchema(version)) }
         switch event {
         case "stall", "stall-detected":
             checkKeys(fields, known: RecordReader.stallKeys, line: number)

@@ -6,7 +6,8 @@ import StallwatchCore
 /// The schema is versioned by `schemaVersion` in every record; readers should ignore keys and `event`
 /// kinds they do not know, so later versions can add both.
 public struct JSONLinesReporter: Reporter {
-    public static let schemaVersion = 3
+    /// The version this reporter writes: ``RecordSchema/version``.
+    public static let schemaVersion = RecordSchema.version
 
     let clock: WallClock
     /// The `host` key of every record (`stallwatch report` merges runs from many machines); none when `nil`.
