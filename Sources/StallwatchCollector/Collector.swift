@@ -298,9 +298,13 @@ final class Collector {
                     onset: onset, pid: pid, tid: tid, processName: ThreadInspector.processName(pid: pid),
                     settings: settings,
                     captureMethod: .ptrace, threadName: ThreadInspector.name(pid: pid, tid: tid)))
+            // Running or waiting to run: if it waits for a CPU, the census at its end says who had them.
+            let runnable = ThreadInspector.statFields(pid: pid, tid: tid)?.first == "R"
             stall.assembler.startCPUClock(
                 cpu: ThreadInspector.cpuTime(pid: pid, tid: tid),
-                runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
+                runQueue: ThreadInspector.runQueueTime(pid: pid, tid: tid),
+                census: runnable ? ThreadInspector.censusReading(stalledPid: pid, now: monotonicNow()) : nil,
+                now: monotonicNow())
             capturer.sample(&stall, tid: tid, rateLimiter: &rateLimiter)
             if fromProc { procStalls[stall.key] = threadWatches[pid]?.mode(of: tid) ?? .external }
             // Outside the loop, only the thread's return to its loop makes a stall (see `StallReport.isOutsideLoop`).
@@ -363,7 +367,10 @@ final class Collector {
         let (pid, tid) = (assembler.report.pid, assembler.report.tid)
         let report = assembler.finished(
             cpuNow: ThreadInspector.cpuTime(pid: pid, tid: tid),
-            runQueueNow: ThreadInspector.runQueueTime(pid: pid, tid: tid), now: monotonicNow())
+            runQueueNow: ThreadInspector.runQueueTime(pid: pid, tid: tid),
+            censusNow: assembler.wantsCensus
+                ? ThreadInspector.censusReading(stalledPid: pid, now: monotonicNow()) : nil,
+            now: monotonicNow())
         output.stallFinished(report)
         metricsStallFinished(report, captureNanoseconds: stall.captureNanoseconds)
         finished.append(report)

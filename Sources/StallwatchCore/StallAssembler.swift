@@ -11,6 +11,8 @@ public struct StallAssembler: Sendable {
     private var cpuAtDetection: (cpu: UInt64, wall: UInt64)?
     /// The thread's run-queue wait at detection, where the kernel counts it.
     private var runQueueAtDetection: UInt64?
+    /// Every process's CPU time at detection, for a census of who had the CPUs if the thread waits for one.
+    private var censusAtDetection: CPUCensus.Reading?
     /// The thread's state read before the latest capture (in-process samples arrive later and take it).
     public private(set) var lastState: ThreadState?
     /// `--max-samples`: beyond it, every other sample is dropped (see ``SampleSchedule``).
@@ -42,10 +44,20 @@ public struct StallAssembler: Sendable {
 
     /// The thread's CPU time at detection (`cpu`) and the monotonic clock then (`now`).
     ///   - runQueue: the thread's run-queue wait so far (``ThreadInspector/runQueueTime(pid:tid:)``), if known.
-    public mutating func startCPUClock(cpu: UInt64?, runQueue: UInt64? = nil, now: UInt64) {
+    ///   - census: every process's CPU time then, taken when the thread was running or runnable at detection.
+    public mutating func startCPUClock(
+        cpu: UInt64?, runQueue: UInt64? = nil, census: CPUCensus.Reading? = nil, now: UInt64
+    ) {
         if let cpu { cpuAtDetection = (cpu, now) }
         runQueueAtDetection = runQueue
+        censusAtDetection = census
     }
+
+    /// Whether a census was started at detection: the caller reads the second one at the stall's end.
+    public var wantsCensus: Bool { censusAtDetection != nil }
+
+    /// Below this share of its window spent waiting for a CPU, a stall's census is left out: it was not the CPUs.
+    static let censusRunnablePercent = 10.0
 
     /// The thread's state just before a capture; a `restart_syscall` continues the call seen before it.
     public mutating func noteState(_ state: ThreadState?) {
@@ -151,7 +163,11 @@ public struct StallAssembler: Sendable {
     /// thread's CPU time `cpuNow` read at `now`, and what the thread was doing.
     /// `runQueueNow` is the thread's run-queue wait read then: the share of the window the thread was runnable but off
     /// every CPU.
-    public func finished(cpuNow: UInt64?, runQueueNow: UInt64? = nil, now: UInt64) -> StallReport {
+    /// `censusNow` is every process's CPU time then (when ``wantsCensus``): who had the CPUs, if the thread waited for
+    /// one.
+    public func finished(
+        cpuNow: UInt64?, runQueueNow: UInt64? = nil, censusNow: CPUCensus.Reading? = nil, now: UInt64
+    ) -> StallReport {
         var finished = report
         var cpuPercent: Double?
         var runnablePercent: Double?
@@ -169,6 +185,12 @@ public struct StallAssembler: Sendable {
         finished.threadActivity = ThreadActivity(
             cpuPercent: cpuPercent, states: report.samples.compactMap(\.threadState))
         finished.threadActivity?.runnablePercent = runnablePercent
+        if let before = censusAtDetection, let censusNow, let runnablePercent,
+            runnablePercent >= Self.censusRunnablePercent
+        {
+            finished.threadActivity?.cpuCensus = CPUCensus.between(
+                before, censusNow, stalledPid: report.pid, stalledTid: report.tid)
+        }
         return finished
     }
 }

@@ -112,6 +112,8 @@ public struct ThreadActivity: Equatable, Sendable {
     /// Share of the same window it was runnable but waited for a CPU that other threads had (the scheduler's
     /// run-queue wait, `schedstat`), 0–100; nil where not measured. What is left of the window it was blocked.
     public var runnablePercent: Double?
+    /// Who had the CPUs while the thread waited for one, where it waited for a tenth of the window or more.
+    public var cpuCensus: CPUCensus?
     public var verdict: Verdict
     /// The most common wait among the blocked samples.
     public var blockedOn: WaitReason?

@@ -183,6 +183,25 @@ public struct JSONLinesReporter: Reporter {
             ("cpuPercent", activity.cpuPercent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
             ("runnablePercent", activity.runnablePercent.map { .double(($0 * 10).rounded() / 10) } ?? .null),
             ("blockedOn", .optional(activity.blockedOn?.rawValue)),
+            ("cpuCensus", activity.cpuCensus.map(censusRecord) ?? .null),
+        ])
+    }
+
+    func censusRecord(_ census: CPUCensus) -> JSONValue {
+        .object([
+            ("window", .string("detection-to-end")),
+            ("windowMs", JSONValue.milliseconds(census.windowNanoseconds)),
+            (
+                "holders",
+                .array(
+                    census.holders.map { holder in
+                        .object([
+                            ("pid", .int(Int64(holder.pid))), ("tid", holder.tid.map { .int(Int64($0)) } ?? .null),
+                            ("name", .string(holder.name)), ("cpuMs", JSONValue.milliseconds(holder.cpuNanoseconds)),
+                            ("percentOfACPU", .double((census.percentOfACPU(holder) * 10).rounded() / 10)),
+                        ])
+                    })
+            ),
         ])
     }
 

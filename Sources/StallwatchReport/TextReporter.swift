@@ -69,6 +69,11 @@ public struct TextReporter: Reporter {
         lines.append("  " + captureLine(stall) + "; fingerprint \(stall.fingerprint)")
         if let note = stall.confidenceNote { lines.append("  caution: \(note)") }
         if let note = stall.captureNote { lines.append("  note: \(note)") }
+        if let census = stall.threadActivity?.cpuCensus, !census.holders.isEmpty {
+            lines.append(
+                "  while it waited for a CPU (detection to end, \(Self.milliseconds(census.windowNanoseconds)) ms),"
+                    + " the CPUs ran: \(census.summary)")
+        }
         let dominant = stall.dominantFrame
         if let dominant {
             let presence = stall.samples.filter { $0.frames.contains { $0.symbol == dominant.symbol } }.count

@@ -196,6 +196,39 @@ enum LoopServer {
         // Two runnable threads on one CPU get about half of it each; what the loop did not get, it waited for.
         #expect(runnable >= 25 && cpu <= 75, "cpu \(cpu) %, runnable \(runnable) %")
         #expect(cpu + runnable >= 90, "on a CPU or waiting for one, not blocked: cpu \(cpu) %, runnable \(runnable) %")
+        // Who had the CPU: the hog, a thread of the same process.
+        let census = try #require(thread.cpuCensus?.value, "\(thread)")
+        let hog = try #require(census.holders.first, "\(census)")
+        #expect(hog.name == "cpu-hog" && hog.tid != nil && hog.pid == stall.pid, "\(census.holders)")
+        #expect(hog.percentOfACPU >= 25, "\(census.holders)")
+    }
+
+    /// The same with the hog another process pinned to the loop's CPU: the census names that process.
+    @Test(.enabled(if: canTrace, "kernel tracing needs root"))
+    func theCPUCensusNamesAnotherProcessThatHadTheCPU() throws {
+        let server = try LoopServer.built.get()
+        let hog = Process()
+        hog.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        // taskset execs the shell: the hog's pid is the one started here.
+        hog.arguments = ["-c", "0", "/bin/sh", "-c", "while :; do :; done"]
+        try hog.run()
+        defer {
+            // SIGKILL: a shell started by the test runner may have SIGTERM ignored, and its loop would spin on.
+            kill(hog.processIdentifier, SIGKILL)
+            hog.waitUntilExit()
+        }
+        let result = try runStallwatch([
+            "run", "--thread", "epoll-loop", "--source", "kernel", "--format", "json", "--", "/usr/bin/taskset", "-c",
+            "0", server, "3", "0", "cpu:1000:400",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let stall = try #require(try result.stalls.first { $0.symbols.contains("slow_cpu") }, "\(result.stdout)")
+        let census = try #require(stall.thread.value?.cpuCensus?.value, "\(String(describing: stall.thread.value))")
+        let top = try #require(census.holders.first, "\(census)")
+        #expect(
+            top.pid == Int(hog.processIdentifier) && top.tid == nil, "\(census.holders), hog \(hog.processIdentifier)")
+        #expect(top.percentOfACPU >= 25, "\(census.holders)")
+        #expect(census.window == "detection-to-end")
     }
 
     /// `--thread all` beside a thousand idle loops (5,000 in Scripts/bench): every stall found, on its thread, with its

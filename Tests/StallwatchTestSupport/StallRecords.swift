@@ -70,6 +70,23 @@ public struct ThreadVerdictRecord: Decodable, Equatable, Sendable {
     public let runnablePercent: Nullable<Double>?
     /// `lock`, `sleep`, `io`, `child`, `other`.
     public let blockedOn: String?
+    /// Who had the CPUs while the thread waited for one; absent from older records, null where not taken.
+    public let cpuCensus: Nullable<CensusRecord>?
+}
+
+/// `thread.cpuCensus`.
+public struct CensusRecord: Decodable, Equatable, Sendable {
+    public struct Holder: Decodable, Equatable, Sendable {
+        public let pid: Int
+        public let tid: Int?
+        public let name: String
+        public let cpuMs: Double
+        public let percentOfACPU: Double
+    }
+
+    public let window: String
+    public let windowMs: Double
+    public let holders: [Holder]
 }
 
 /// `confidence`: whether the watcher woke on time.
