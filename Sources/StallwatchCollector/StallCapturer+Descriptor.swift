@@ -50,7 +50,7 @@ extension StallCapturer {
             wait.note = "its link names nothing stallwatch knows"
         }
         guard !peerLinks.isEmpty else { return wait }
-        let scan = ThreadInspector.holders(of: Set(peerLinks), budget: peerSearchBudget)
+        let scan = ThreadInspector.holders(of: Set(peerLinks), near: pid, budget: peerSearchBudget)
         // The first link that has holders: the connected peer before a listener.
         let holders =
             peerLinks.lazy.map { (scan.holders[$0] ?? []).filter { $0.pid != pid || $0.descriptor != descriptor } }

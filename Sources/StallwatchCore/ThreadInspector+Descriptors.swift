@@ -30,16 +30,18 @@ extension ThreadInspector {
 
     /// Every process's descriptors whose link is one of `links`, found in one pass over `/proc/*/fd/*`.
     ///
-    /// The pass stops at `budget` nanoseconds: a host with very many descriptors gives what was found so far and
-    /// says it was cut short. Processes whose descriptors cannot be read (another user's, without the privilege)
-    /// are counted, not named.
-    public static func holders(of links: Set<String>, budget: UInt64) -> DescriptorHolders {
+    /// Processes are visited nearest pid to `near` first (a workload's peers are most often its children and
+    /// siblings), and the pass stops at `budget` nanoseconds: a host with very many descriptors gives what was found
+    /// so far and says it was cut short. Processes whose descriptors cannot be read (another user's, without the
+    /// privilege) are counted, not named.
+    public static func holders(of links: Set<String>, near: Int32, budget: UInt64) -> DescriptorHolders {
         var found = DescriptorHolders()
-        guard !links.isEmpty, let proc = opendir("/proc") else { return found }
-        defer { closedir(proc) }
+        guard !links.isEmpty else { return found }
         let started = monotonicNow()
-        while let entry = readdir(proc) {
-            guard let pid = Int32(directoryName(entry)), pid > 0 else { continue }
+        let wanted = links.map { (link: $0, bytes: Array($0.utf8)) }
+        let pids = processIDs().sorted { ($0 - near).magnitude < ($1 - near).magnitude }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for pid in pids {
             if monotonicNow() - started > budget {
                 found.cutShort = true
                 break
@@ -49,15 +51,39 @@ extension ThreadInspector {
                 continue
             }
             found.processes += 1
-            while let descriptorEntry = readdir(descriptors) {
-                guard let descriptor = Int32(directoryName(descriptorEntry)) else { continue }
-                guard let link = readLink("/proc/\(pid)/fd/\(descriptor)"), links.contains(link) else { continue }
-                found.holders[link, default: []].append(DescriptorHolders.Holder(pid: pid, descriptor: descriptor))
+            let directory = dirfd(descriptors)
+            while let entry = readdir(descriptors) {
+                // readlinkat on the directory's own descriptor: no path to build per descriptor.
+                let count = withUnsafePointer(to: &entry.pointee.d_name) { name in
+                    name.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                        buffer.withUnsafeMutableBytes { bytes in
+                            bytes.baseAddress.map {
+                                readlinkat(directory, name, $0.assumingMemoryBound(to: CChar.self), bytes.count)
+                            } ?? -1
+                        }
+                    }
+                }
+                guard count > 0,
+                    let match = wanted.first(where: { $0.bytes.count == count && $0.bytes.elementsEqual(buffer[..<count]) }),
+                    let descriptor = Int32(directoryName(entry))
+                else { continue }
+                found.holders[match.link, default: []].append(DescriptorHolders.Holder(pid: pid, descriptor: descriptor))
             }
             closedir(descriptors)
         }
         found.nanoseconds = monotonicNow() - started
         return found
+    }
+
+    /// The pids `/proc` lists.
+    static func processIDs() -> [Int32] {
+        guard let proc = opendir("/proc") else { return [] }
+        defer { closedir(proc) }
+        var pids: [Int32] = []
+        while let entry = readdir(proc) {
+            if let pid = Int32(directoryName(entry)), pid > 0 { pids.append(pid) }
+        }
+        return pids
     }
 
     private static func directoryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
