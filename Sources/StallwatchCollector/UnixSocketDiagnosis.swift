@@ -11,7 +11,8 @@ enum UnixSocketDiagnosis {
     /// namespace, or `unix_diag` is not available.
     static func peer(of inode: UInt64) -> UInt64? {
         guard let narrow = UInt32(exactly: inode) else { return nil }
-        let netlink = Glibc.socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), protocolNumber)
+        let netlink = Glibc.socket(
+            AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), protocolNumber)
         guard netlink >= 0 else { return nil }
         defer { close(netlink) }
         // A kernel that never answers must not hold the collector.

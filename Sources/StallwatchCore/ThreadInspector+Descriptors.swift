@@ -64,10 +64,13 @@ extension ThreadInspector {
                     }
                 }
                 guard count > 0,
-                    let match = wanted.first(where: { $0.bytes.count == count && $0.bytes.elementsEqual(buffer[..<count]) }),
+                    let match = wanted.first(where: {
+                        $0.bytes.count == count && $0.bytes.elementsEqual(buffer[..<count])
+                    }),
                     let descriptor = Int32(directoryName(entry))
                 else { continue }
-                found.holders[match.link, default: []].append(DescriptorHolders.Holder(pid: pid, descriptor: descriptor))
+                found.holders[match.link, default: []].append(
+                    DescriptorHolders.Holder(pid: pid, descriptor: descriptor))
             }
             closedir(descriptors)
         }

@@ -40,8 +40,10 @@ enum DescriptorWaits {
             try? FileManager.default.removeItem(atPath: records)
         }
         let result = try runStallwatch(
-            ["run", "--format", "json", "--fail-on-stall", "--junit", junit, "--", try DescriptorWaits.built.get(),
-             "pipe"])
+            [
+                "run", "--format", "json", "--fail-on-stall", "--junit", junit, "--", try DescriptorWaits.built.get(),
+                "pipe",
+            ])
         #expect(result.status == ExitCode.budgetBroken, "\(result.stderr)")
         let pipe = DescriptorWaits.truth("pipe", in: result.stderr)
         let child = try #require(Int(DescriptorWaits.truth("peer", in: result.stderr)["pid"] ?? ""))
@@ -68,7 +70,9 @@ enum DescriptorWaits {
         #expect(xml.contains("the other end is held by pid \(child)"), "\(xml)")
         try result.stdout.write(toFile: records, atomically: true, encoding: .utf8)
         let report = try runStallwatch(["report", records])
-        #expect(report.stdout.contains("waiting on pipes to process `descriptor_waits quiet-writer 900`"), "\(report.stdout)")
+        #expect(
+            report.stdout.contains("waiting on pipes to process `descriptor_waits quiet-writer 900`"),
+            "\(report.stdout)")
     }
 
     @Test func theTextReportNamesThePipesOtherEnd() throws {

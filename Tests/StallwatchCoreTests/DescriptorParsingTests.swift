@@ -15,14 +15,16 @@ struct DescriptorParsingTests {
     @Test func tcpLinesGiveAddressesStateAndInode() {
         let sockets = SocketTables.inet(Self.tcp, transport: "tcp")
         #expect(sockets.count == 4, "the header is skipped")
-        #expect(sockets[0].local.text == "127.0.0.1:35743" && sockets[0].state == "LISTEN" && sockets[0].inode == 2104001)
+        #expect(
+            sockets[0].local.text == "127.0.0.1:35743" && sockets[0].state == "LISTEN" && sockets[0].inode == 2104001)
         #expect(sockets[1].remote.text == "127.0.0.1:35743" && sockets[1].state == "ESTABLISHED")
         #expect(sockets[3].local.text == "10.0.2.2:80" && sockets[3].remote.text == "10.0.0.1:50000")
         #expect(sockets[0].local.isLoopback && !sockets[3].local.isLoopback)
     }
 
     @Test func tcp6AddressesAreWordsInHostOrder() {
-        let line = "  0: 00000000000000000000000001000000:1F90 0000000000000000FFFF00000100007F:D431 01 0:0 0:0 0 0 0 77"
+        let line =
+            "  0: 00000000000000000000000001000000:1F90 0000000000000000FFFF00000100007F:D431 01 0:0 0:0 0 0 0 77"
         let socket = try? #require(SocketTables.inet(line, transport: "tcp").first)
         #expect(socket?.local.text == "[::1]:8080")
         #expect(socket?.remote.text == "[::ffff:127.0.0.1]:54321")

@@ -16,7 +16,8 @@ func pipeStall() -> StallReport {
         descriptors: [PeerDescriptor(descriptor: 4, end: "write")],
         threads: [PeerThread(tid: 4321, name: "writer", state: sleeping)])
     stall.blocker = .descriptor(
-        DescriptorWait(call: "read", descriptor: 3, target: "pipe:[12345]", object: .pipe(inode: 12345), peers: [writer]))
+        DescriptorWait(
+            call: "read", descriptor: 3, target: "pipe:[12345]", object: .pipe(inode: 12345), peers: [writer]))
     stall.blockerSearchNanoseconds = 12_500_000
     return stall
 }
@@ -82,6 +83,7 @@ let tcpSocket = InetSocket(
             startOfRun: 1_000_000_000, endOfRun: 5_000_000_000, command: "./MyDaemon", clock: fixedClock)
         let xml = report.render()
         #expect(try schemaProblem(xml) == nil)
-        #expect(xml.contains("the other end is held by pid 4321 (writer), sleeping in clock_nanosleep\" type=\"stall\">"))
+        #expect(
+            xml.contains("the other end is held by pid 4321 (writer), sleeping in clock_nanosleep\" type=\"stall\">"))
     }
 }
