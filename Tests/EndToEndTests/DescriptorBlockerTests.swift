@@ -103,4 +103,18 @@ enum DescriptorWaits {
         #expect(blocker.summary.contains("TCP \(tcp["local"] ?? "") -> \(tcp["remote"] ?? "") (ESTABLISHED)"))
         #expect(blocker.summary.contains("the peer is pid \(server) (slow-server)"), "\(blocker.summary)")
     }
+
+    @Test func aUnixSocketPairNamesItsPeerFromSockDiag() throws {
+        let result = try runStallwatch(["run", "--format", "json", "--", try DescriptorWaits.built.get(), "unix"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let unix = DescriptorWaits.truth("unix", in: result.stderr)
+        let child = try #require(Int(DescriptorWaits.truth("peer", in: result.stderr)["pid"] ?? ""))
+        let blocker = try onlyBlocker(result, in: "receive_reply")
+        #expect(blocker.kind == "descriptor" && blocker.object == "unixSocket", "\(blocker.summary)")
+        #expect(blocker.inode?.value == Int(unix["inode"] ?? ""))
+        try #require(blocker.peerInode?.value != nil, "unix_diag unavailable here: \(blocker.note as Any)")
+        #expect(blocker.peerInode?.value == Int(unix["peer_inode"] ?? ""))
+        #expect(blocker.peers?.map(\.pid) == [child], "\(blocker.summary)")
+        #expect(blocker.summary.contains("the peer is pid \(child) (quiet-writer)"))
+    }
 }

@@ -6,6 +6,7 @@
 //          900 ms and exits without writing
 //   tcp    main sends a request to a child, `descriptor_waits slow-server FD`, listening on 127.0.0.1 and reads the
 //          reply, which the server sends after 900 ms
+//   unix   main reads a Unix socketpair whose other end only a child, `descriptor_waits quiet-writer 900`, holds
 //   quiet-writer MS / slow-server FD   (the children)
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -79,6 +80,23 @@ static int pipe_scenario(void) {
     return 0;
 }
 
+static int unix_scenario(void) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) return 1;
+    struct stat mine, theirs;
+    fstat(ends[0], &mine);
+    fstat(ends[1], &theirs);
+    run_loop(0.6);
+    pid_t child = spawn("quiet-writer", "900");
+    close(ends[1]);
+    fprintf(stderr, "descriptors: unix inode=%lu peer_inode=%lu fd=%d\n", (unsigned long)mine.st_ino,
+            (unsigned long)theirs.st_ino, ends[0]);
+    fprintf(stderr, "descriptors: peer pid=%d\n", child);
+    receive_reply(ends[0]);
+    run_loop(0.3);
+    return 0;
+}
+
 static int tcp_scenario(void) {
     int listener = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -117,6 +135,7 @@ int main(int argc, char **argv) {
     int status = 64;
     if (strcmp(argv[1], "pipe") == 0) status = pipe_scenario();
     if (strcmp(argv[1], "tcp") == 0) status = tcp_scenario();
+    if (strcmp(argv[1], "unix") == 0) status = unix_scenario();
     if (status == 0) fprintf(stderr, "descriptors: done\n");
     return status;
 }
