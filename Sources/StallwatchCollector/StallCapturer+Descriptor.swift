@@ -4,13 +4,14 @@ import StallwatchCore
 import StallwatchImages
 
 extension StallCapturer {
-    /// The scan of every process's descriptors stops after this long: a host with very many descriptors gets a
-    /// note, not a stalled collector.
+    /// The search for a descriptor's peers (the socket tables, then the scan of every process's descriptors) stops
+    /// after this long: a host with very many descriptors gets a note, not a stalled collector.
     static let peerSearchBudget: UInt64 = 50_000_000
 
     /// The descriptor `tid` of `pid` is blocked on in `call`, and who is at its other end; nil for a call on no
     /// descriptor or on several (`poll` with more than one).
     static func descriptorWait(pid: Int32, call: SyscallReading, memory: ProcessMemory) -> DescriptorWait? {
+        let started = monotonicNow()
         let name = call.name ?? "read"
         let descriptor: Int32
         if let direct = call.descriptor {
@@ -50,7 +51,10 @@ extension StallCapturer {
             wait.note = "its link names nothing stallwatch knows"
         }
         guard !peerLinks.isEmpty else { return wait }
-        let scan = ThreadInspector.holders(of: Set(peerLinks), near: pid, budget: peerSearchBudget)
+        // The socket tables' time counts against the same budget: the whole search stays within it.
+        let spent = min(monotonicNow() - started, peerSearchBudget)
+        var scan = ThreadInspector.holders(of: Set(peerLinks), near: pid, budget: peerSearchBudget - spent)
+        scan.nanoseconds += spent
         // The first link that has holders: the connected peer before a listener.
         let holders =
             peerLinks.lazy.map { (scan.holders[$0] ?? []).filter { $0.pid != pid || $0.descriptor != descriptor } }

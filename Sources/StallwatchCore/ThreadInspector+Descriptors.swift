@@ -121,6 +121,7 @@ public struct DescriptorHolders: Equatable, Sendable {
     public var unreadable = 0
     /// The scan stopped at its time budget.
     public var cutShort = false
+    /// How long the pass took; a caller adds what its search spent before it, so the note says the whole.
     public var nanoseconds: UInt64 = 0
 
     public init() {}
