@@ -1,6 +1,7 @@
 // Who is at the other end: a stalled loop reading a pipe names the child holding its write end (pid, command, the end
-// it holds, what it does); one waiting on a slow local TCP server names both addresses and the server's process; the
-// text report, the JUnit message and `stallwatch report` say the same.
+// it holds, what it does); one waiting on a slow local TCP server names both addresses and the server's process; a
+// Unix socketpair its peer through sock_diag; a FIFO its path and writer. The text report, the JUnit message and
+// `stallwatch report` say the same.
 import Foundation
 import StallwatchCore
 import StallwatchTestSupport
@@ -116,5 +117,22 @@ enum DescriptorWaits {
         #expect(blocker.peerInode?.value == Int(unix["peer_inode"] ?? ""))
         #expect(blocker.peers?.map(\.pid) == [child], "\(blocker.summary)")
         #expect(blocker.summary.contains("the peer is pid \(child) (quiet-writer)"))
+    }
+
+    @Test func aFIFONamesItsPathAndTheWriter() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try runStallwatch(
+            ["run", "--format", "json", "--", try DescriptorWaits.built.get(), "fifo", directory])
+        #expect(result.status == 0, "\(result.stderr)")
+        let fifo = DescriptorWaits.truth("fifo", in: result.stderr)
+        let writer = try #require(Int(DescriptorWaits.truth("peer", in: result.stderr)["pid"] ?? ""))
+        let blocker = try onlyBlocker(result, in: "read_from_peer")
+        #expect(blocker.object == "fifo" && blocker.path?.value == fifo["path"], "\(blocker.summary)")
+        #expect(blocker.peers?.map(\.pid) == [writer], "\(blocker.summary)")
+        #expect(blocker.peers?.first?.fds.map(\.end) == ["write"])
+        #expect(blocker.summary.hasPrefix("blocked reading FIFO \(fifo["path"] ?? "") (fd "), "\(blocker.summary)")
+        #expect(blocker.summary.contains("the other end is held by pid \(writer) (fifo-writer)"))
     }
 }

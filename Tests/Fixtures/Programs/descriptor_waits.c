@@ -7,9 +7,12 @@
 //   tcp    main sends a request to a child, `descriptor_waits slow-server FD`, listening on 127.0.0.1 and reads the
 //          reply, which the server sends after 900 ms
 //   unix   main reads a Unix socketpair whose other end only a child, `descriptor_waits quiet-writer 900`, holds
-//   quiet-writer MS / slow-server FD   (the children)
+//   fifo DIR   main reads DIR/fifo, which it makes, while a child, `descriptor_waits fifo-writer DIR/fifo`, holds it
+//          open for writing and sleeps 900 ms
+//   quiet-writer MS / slow-server FD / fifo-writer PATH   (the children)
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +100,23 @@ static int unix_scenario(void) {
     return 0;
 }
 
+static int fifo_scenario(const char *directory) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fifo", directory);
+    if (mkfifo(path, 0600) != 0) return 1;
+    run_loop(0.6);
+    pid_t child = spawn("fifo-writer", path);
+    // Blocks until the child has opened its end.
+    int descriptor = open(path, O_RDONLY);
+    if (descriptor < 0) return 1;
+    fprintf(stderr, "descriptors: fifo path=%s fd=%d\n", path, descriptor);
+    fprintf(stderr, "descriptors: peer pid=%d\n", child);
+    read_from_peer(descriptor);
+    run_loop(0.3);
+    unlink(path);
+    return 0;
+}
+
 static int tcp_scenario(void) {
     int listener = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -130,12 +150,19 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "slow-server") == 0) return argc > 2 ? slow_server(atoi(argv[2])) : 64;
+    if (strcmp(argv[1], "fifo-writer") == 0) {
+        prctl(PR_SET_NAME, argv[1]);
+        if (argc < 3 || open(argv[2], O_WRONLY) < 0) return 1;
+        sleep_ms(900);
+        return 0;
+    }
     epoll_descriptor = epoll_create1(0);
     fprintf(stderr, "descriptors: main tid=%d\n", getpid());
     int status = 64;
     if (strcmp(argv[1], "pipe") == 0) status = pipe_scenario();
     if (strcmp(argv[1], "tcp") == 0) status = tcp_scenario();
     if (strcmp(argv[1], "unix") == 0) status = unix_scenario();
+    if (strcmp(argv[1], "fifo") == 0) status = argc > 2 ? fifo_scenario(argv[2]) : 64;
     if (status == 0) fprintf(stderr, "descriptors: done\n");
     return status;
 }
