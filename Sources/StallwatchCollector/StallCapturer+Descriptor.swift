@@ -8,7 +8,7 @@ extension StallCapturer {
     /// after this long: a host with very many descriptors gets a note, not a stalled collector.
     static let peerSearchBudget: UInt64 = 50_000_000
 
-    /// The descriptor `tid` of `pid` is blocked on in `call`, and who is at its other end; nil for a call on no
+    /// The descriptor a thread of `pid` is blocked on in `call`, and who is at its other end; nil for a call on no
     /// descriptor or on several (`poll` with more than one).
     static func descriptorWait(pid: Int32, call: SyscallReading, memory: ProcessMemory) -> DescriptorWait? {
         let started = monotonicNow()
