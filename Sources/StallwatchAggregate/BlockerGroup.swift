@@ -1,5 +1,6 @@
 // Stalled time by what the stalled threads waited for: locks held by one thread in one function, a child process,
-// a deadlock. "72 % of stall time waiting on locks held by thread `db-writer` in `Store.flush`".
+// a deadlock, a pipe or socket and the process at its other end. "72 % of stall time waiting on locks held by thread
+// `db-writer` in `Store.flush`".
 import StallwatchCore
 
 /// The stalls that waited on the same thing, and the share of all stalled time they make.
@@ -32,8 +33,15 @@ public struct BlockerGroup: Sendable, Equatable {
         return groups.sorted { ($0.totalMs, $1.label) > ($1.totalMs, $0.label) }
     }
 
+    /// How a descriptor's `object` reads in a group's label.
+    static let objectPhrase = [
+        "pipe": "pipes", "fifo": "FIFOs", "unixSocket": "Unix sockets", "tcp": "TCP connections",
+        "udp": "UDP sockets", "socket": "sockets", "file": "file I/O", "anonymous": "eventfd-like descriptors",
+        "unknown": "descriptors",
+    ]
+
     /// "locks held by thread `db-writer` in `Store.flush`", "a deadlock", "child process `sleep 5`",
-    /// "condition variables (no owner)".
+    /// "condition variables (no owner)", "pipes to process `writer --slow`".
     static func label(of blocker: StallCollection.Blocker, in collection: StallCollection) -> String {
         if blocker.deadlock { return "a deadlock (threads waiting on each other's locks)" }
         switch blocker.kind {
@@ -49,6 +57,10 @@ public struct BlockerGroup: Sendable, Equatable {
             return "\(verb) thread `\(name)`" + (culprit.map { " in `\($0.displayName)`" } ?? "")
         case "child":
             return "child process" + (blocker.childCommand.map { " `\(String($0.prefix(80)))`" } ?? "es")
+        case "descriptor":
+            let object = blocker.descriptorObject.map { objectPhrase[$0] ?? $0 } ?? "descriptors"
+            guard let command = blocker.childCommand else { return object + " with no peer named" }
+            return object + " to process `\(String(command.prefix(80)))`"
         default:
             return blocker.summary.isEmpty ? blocker.kind : blocker.summary
         }

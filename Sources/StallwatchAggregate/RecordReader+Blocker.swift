@@ -29,6 +29,8 @@ extension RecordReader {
             case "summary" where depth == 0: blocker.summary = try scanner.readOptionalString() ?? ""
             case "lockKind" where depth == 0: blocker.lockKind = try scanner.readOptionalString()
             case "children" where depth == 0: blocker.childCommand = try readFirstCommand(&scanner)
+            case "peers" where depth == 0: blocker.childCommand = try readFirstCommand(&scanner)
+            case "object" where depth == 0: blocker.descriptorObject = try scanner.readOptionalString()
             case "holder":
                 guard try !scanner.readNull() else { return }
                 guard depth < deepestHolder else {
@@ -84,7 +86,7 @@ extension RecordReader {
         }
     }
 
-    /// The command line (or name) of a child wait's first child.
+    /// The command line (or name) of a child wait's first child, or of a descriptor wait's first peer.
     private static func readFirstCommand(_ scanner: inout JSONScanner) throws(JSONScanError) -> String? {
         guard try !scanner.readNull() else { return nil }
         var command: String?

@@ -104,7 +104,7 @@ public struct StallCollection: Sendable {
 
     /// A stall's `blocker`, as much as reports need: its line, and the thread at the end of its chain of holders.
     public struct Blocker: Sendable, Equatable {
-        /// `lock` or `child`.
+        /// `lock`, `child` or `descriptor`.
         public var kind: String
         /// The record's one-line `summary`.
         public var summary: String
@@ -117,8 +117,10 @@ public struct StallCollection: Sendable {
         public var holderStack: Int32?
         /// The chain of holders came back on itself.
         public var deadlock = false
-        /// For a child wait, the first child's command line.
+        /// For a child wait, the first child's command line; for a descriptor wait, the first peer's.
         public var childCommand: String?
+        /// For a descriptor wait, its `object` (`pipe`, `tcp`, `unixSocket`, …).
+        public var descriptorObject: String?
 
         public init(kind: String, summary: String) {
             self.kind = kind

@@ -10,7 +10,7 @@ extension HelpText {
             runs, processes and hosts, merges their stalls by fingerprint, and writes one output: by default \
             a text summary, one block per fingerprint with its count, stalled time (total, p50, p95, max), \
             first and last seen, runs, hosts and culprit; then stalled time by what the threads waited for \
-            (locks by holder, child processes) and every deadlock.
+            (locks by holder, child processes, pipes and sockets by peer) and every deadlock.
             """,
             """
             A line that cannot be used (cut short, not JSON, an unknown event or key, a newer schema) is \

@@ -1,5 +1,6 @@
 // Who the stalled thread waits for, found in the same capture: the lock's holder (its state and stack, and what it
-// waits for in turn, until the chain ends or comes back on itself: a deadlock), or the child process.
+// waits for in turn, until the chain ends or comes back on itself: a deadlock), the child process, or the descriptor
+// and who is at its other end (StallCapturer+Descriptor.swift).
 import StallwatchCore
 import StallwatchImages
 import StallwatchUnwind
@@ -72,6 +73,8 @@ extension StallCapturer {
             return .lock(wait)
         case SyscallReading.wait4, SyscallReading.waitid:
             return Self.childWait(pid: search.pid, call: call).map(Blocker.child)
+        case _ where call.waitsOnDescriptor:
+            return Self.descriptorWait(pid: search.pid, call: call, memory: search.memory).map(Blocker.descriptor)
         default:
             return nil
         }

@@ -62,7 +62,7 @@ final class StallCapturer {
         let state = ThreadInspector.state(pid: pid, tid: tid)
         stall.assembler.noteState(state)
         // What it waits for is read now, before the stop changes it; the search follows the capture.
-        let waitsForSomeone = state?.waitReason == .lock || state?.waitReason == .child
+        let waitsForSomeone = state?.waitReason == .lock || state?.waitReason == .child || state?.waitReason == .io
         let call = !stall.blockerSought && waitsForSomeone ? ThreadInspector.syscallReading(pid: pid, tid: tid) : nil
         if let reason = ptraceRefused[pid] {
             askForInProcessCapture(&stall.assembler, reason: reason)

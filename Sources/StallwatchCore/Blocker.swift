@@ -1,5 +1,5 @@
-// What a blocked thread waited for, and who: a lock and its holder, a child process. One kind per case, so file
-// descriptors, a CPU census or a starved pool can be added beside them without touching the others.
+// What a blocked thread waited for, and who: a lock and its holder, a child process, a descriptor's other end. One kind
+// per case, so a CPU census or a starved pool can be added beside them without touching the others.
 
 /// What a stalled thread was waiting for, as far as stallwatch could tell at capture time.
 ///
@@ -11,12 +11,15 @@ public indirect enum Blocker: Equatable, Sendable {
     case lock(LockWait)
     /// A child process (`wait4`, `waitid`).
     case child(ChildWait)
+    /// One file descriptor (`read`, `write`, `recv*`, `send*`, `poll`): a pipe, a socket, a file.
+    case descriptor(DescriptorWait)
 
-    /// The record's `kind`: `lock` or `child`.
+    /// The record's `kind`: `lock`, `child` or `descriptor`.
     public var kind: String {
         switch self {
         case .lock: "lock"
         case .child: "child"
+        case .descriptor: "descriptor"
         }
     }
 
@@ -29,6 +32,12 @@ public indirect enum Blocker: Equatable, Sendable {
     /// The child wait, for a child.
     public var child: ChildWait? {
         if case .child(let wait) = self { return wait }
+        return nil
+    }
+
+    /// The descriptor wait, for a descriptor.
+    public var descriptor: DescriptorWait? {
+        if case .descriptor(let wait) = self { return wait }
         return nil
     }
 }
@@ -245,6 +254,8 @@ extension Blocker {
             let name = (child.commandLine ?? child.name).map { " (\($0.prefix(60)))" } ?? ""
             return "waiting for \(wait.targetPhrase == "any child" ? "any child: " : "")child pid \(child.pid)\(name),"
                 + " \(child.activity)"
+        case .descriptor(let wait):
+            return wait.summary
         }
     }
 

@@ -1,4 +1,5 @@
-// The system call a blocked thread is in, with its arguments, and the futex operations among them.
+// The system call a blocked thread is in, with its arguments, the futex operations among them, and the descriptor a
+// read, write or poll waits on.
 
 /// One reading of `/proc/PID/task/TID/syscall`: the call's number and its six arguments.
 ///
@@ -39,6 +40,30 @@ public struct SyscallReading: Equatable, Sendable {
     public static let futex = 202
     public static let wait4 = 61
     public static let waitid = 247
+    public static let poll = 7
+    public static let ppoll = 271
+
+    /// Calls whose first argument is the one descriptor they block on: `read`, `write`, `pread64`, `pwrite64`,
+    /// `readv`, `writev`, `sendto`, `recvfrom`, `sendmsg`, `recvmsg`.
+    public static let descriptorCalls: Set<Int> = [0, 1, 17, 18, 19, 20, 44, 45, 46, 47]
+
+    /// Whether the call waits on descriptors: one of ``descriptorCalls``, `poll` or `ppoll`.
+    public var waitsOnDescriptor: Bool {
+        Self.descriptorCalls.contains(number) || number == Self.poll || number == Self.ppoll
+    }
+
+    /// The descriptor a ``descriptorCalls`` call blocks on; nil for another call or a negative number.
+    public var descriptor: Int32? {
+        guard Self.descriptorCalls.contains(number) else { return nil }
+        let descriptor = intArgument(0)
+        return descriptor >= 0 ? descriptor : nil
+    }
+
+    /// For `poll` and `ppoll` on one descriptor, the address of its `struct pollfd`; nil for more (or none).
+    public var singlePollAddress: UInt64? {
+        guard number == Self.poll || number == Self.ppoll, arguments[1] == 1, arguments[0] != 0 else { return nil }
+        return arguments[0]
+    }
 }
 
 /// A futex operation (`futex(2)`'s second argument): the command and its flags.

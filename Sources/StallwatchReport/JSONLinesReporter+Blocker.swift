@@ -1,5 +1,5 @@
-// What a stalled thread waited for, as JSON: the stall's `blocker` (a lock and its holder, a child) and the `deadlock`
-// record (docs/json-schema.md).
+// What a stalled thread waited for, as JSON: the stall's `blocker` (a lock and its holder, a child, a descriptor) and the
+// `deadlock` record (docs/json-schema.md).
 import StallwatchCore
 
 extension JSONLinesReporter {
@@ -95,6 +95,8 @@ extension JSONLinesReporter {
                 ),
                 ("note", .optional(wait.note)),
             ])
+        case .descriptor(let wait):
+            return descriptorRecord(wait, summary: blocker.summary)
         }
     }
 

@@ -29,6 +29,7 @@ extension TextReporter {
         switch blocker {
         case .lock(let wait): return lockLines(wait, lead: "waiting on", depth: 0)
         case .child(let wait): return childLines(wait)
+        case .descriptor(let wait): return descriptorLines(wait)
         }
     }
 
@@ -53,6 +54,7 @@ extension TextReporter {
         switch holder.blocker {
         case .lock(let next): lines += lockLines(next, lead: "which waits on", depth: depth + 1)
         case .child(let next): lines += childLines(next, indent: indent + "  ", lead: "which waits for")
+        case .descriptor(let next): lines += descriptorLines(next, indent: indent + "  ")
         case nil: break
         }
         return lines

@@ -72,6 +72,24 @@ import Testing
         #expect(abs(groups[0].share - 0.72) < 0.0001)
     }
 
+    @Test func descriptorWaitsAreGroupedByObjectAndPeer() {
+        let peer = PeerProcess(
+            pid: 30, name: "writer", commandLine: "writer --slow", state: nil,
+            descriptors: [PeerDescriptor(descriptor: 4, end: "write")])
+        let pipe = Blocker.descriptor(
+            DescriptorWait(call: "read", descriptor: 3, target: "pipe:[9]", object: .pipe(inode: 9), peers: [peer]))
+        let lonely = Blocker.descriptor(
+            DescriptorWait(call: "read", descriptor: 3, target: "/tmp/f", object: .file(path: "/tmp/f")))
+        let stalls = collection([
+            reporter.render(stall(1, milliseconds: 300, blocker: pipe)),
+            reporter.render(stall(2, milliseconds: 200, blocker: pipe)),
+            reporter.render(stall(3, milliseconds: 100, blocker: lonely)),
+        ])
+        let groups = BlockerGroup.groups(of: stalls)
+        #expect(groups.map(\.label) == ["pipes to process `writer --slow`", "file I/O with no peer named"])
+        #expect(groups.map(\.totalMs) == [500, 100])
+    }
+
     @Test func deadlocksAreKeptAndTheirStallsGrouped() throws {
         let cycle = thread(
             8, "worker", in: "Worker.run()",

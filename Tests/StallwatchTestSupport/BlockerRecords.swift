@@ -3,7 +3,7 @@
 
 /// `blocker`: what the stalled thread waited for. `kind` says which keys are there: a lock's or a child wait's.
 public final class BlockerRecord: Decodable, Equatable, Sendable {
-    /// `lock` or `child`.
+    /// `lock`, `child` or `descriptor`.
     public let kind: String
     public let summary: String
     /// How long finding it took (the top-level blocker only).
@@ -21,12 +21,52 @@ public final class BlockerRecord: Decodable, Equatable, Sendable {
     public let pid: Nullable<Int>
     public let processGroup: Nullable<Int>
     public let children: [ChildRecord]?
+    // A descriptor wait (`call` too).
+    public let fd: Int?
+    /// `pipe`, `fifo`, `unixSocket`, `tcp`, `udp`, `socket`, `file`, `anonymous`, `unknown`.
+    public let object: String?
+    public let target: Nullable<String>?
+    public let inode: Nullable<Int>?
+    public let path: Nullable<String>?
+    public let anonKind: Nullable<String>?
+    public let socket: Nullable<SocketRecord>?
+    public let peerInode: Nullable<Int>?
+    public let peers: [PeerRecord]?
 
     public static func == (left: BlockerRecord, right: BlockerRecord) -> Bool {
         left.kind == right.kind && left.summary == right.summary && left.lockKind == right.lockKind
             && left.address == right.address && left.holder == right.holder && left.children == right.children
-            && left.note == right.note
+            && left.note == right.note && left.peers == right.peers && left.socket == right.socket
     }
+}
+
+/// `socket`: a TCP or UDP socket's addresses and state.
+public struct SocketRecord: Decodable, Equatable, Sendable {
+    public let local: String
+    public let remote: String
+    public let state: String
+}
+
+/// One process at the other end of a descriptor.
+public struct PeerRecord: Decodable, Equatable, Sendable {
+    public let pid: Int
+    public let process: String?
+    public let commandLine: String?
+    public let threadState: ThreadStateRecord?
+    public let doing: String
+    public let fds: [PeerDescriptorRecord]
+    public let threads: [PeerThreadRecord]
+}
+
+public struct PeerDescriptorRecord: Decodable, Equatable, Sendable {
+    public let fd: Int
+    public let end: String?
+}
+
+public struct PeerThreadRecord: Decodable, Equatable, Sendable {
+    public let tid: Int
+    public let threadName: String?
+    public let threadState: ThreadStateRecord?
 }
 
 /// `holder`: the thread holding the lock, what it did, its stack, and what it waits for in turn.

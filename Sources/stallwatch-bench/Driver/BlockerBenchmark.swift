@@ -14,7 +14,7 @@ struct BlockerBenchmark {
 
     /// One row per scenario and the target check over all of them; `demoMutex` are the detection runs' mutex stalls.
     func run(demoMutex: [ReportRecord]) throws(BenchError) -> SectionReport {
-        let program = try Self.buildFixture()
+        let program = try Self.buildFixture(named: "blockers", extraArguments: ["-pthread"])
         defer { try? FileManager.default.removeItem(atPath: (program as NSString).deletingLastPathComponent) }
         var table = ResultTable(
             "Who blocked it: finding a stall's blocker at its capture (blocker.searchMs: the lock's owner read from"
@@ -59,17 +59,17 @@ struct BlockerBenchmark {
         return report
     }
 
-    /// Tests/Fixtures/Programs/blockers.c, built with the system's cc into a temporary file.
-    static func buildFixture() throws(BenchError) -> String {
+    /// Tests/Fixtures/Programs/NAME.c, built with the system's cc into a temporary file named NAME: its children's
+    /// command lines say so.
+    static func buildFixture(named name: String, extraArguments: [String]) throws(BenchError) -> String {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-                "Tests/Fixtures/Programs/blockers.c"
+                "Tests/Fixtures/Programs/\(name).c"
             ).path
-        let directory = NSTemporaryDirectory() + "stallwatch-bench-blockers-\(getpid())"
+        let directory = NSTemporaryDirectory() + "stallwatch-bench-\(name)-\(getpid())"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        // Named `blockers`: its children's command lines say so.
-        let program = directory + "/blockers"
-        let compiler = try ChildProcess(["/usr/bin/cc", "-O1", "-g", "-pthread", source, "-o", program])
+        let program = directory + "/" + name
+        let compiler = try ChildProcess(["/usr/bin/cc", "-O1", "-g"] + extraArguments + [source, "-o", program])
         guard try compiler.wait(timeout: 60) == 0 else { throw BenchError("cc: \(compiler.standardError)") }
         return program
     }

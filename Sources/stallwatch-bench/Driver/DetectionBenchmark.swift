@@ -82,6 +82,9 @@ struct DetectionBenchmark {
         let blockers = try BlockerBenchmark(products: products).run(demoMutex: mutexRecords)
         report.tables += blockers.tables
         report.targets += blockers.targets
+        let peers = try PeerBenchmark(products: products).run()
+        report.tables += peers.tables
+        report.targets += peers.targets
         return report
     }
 

@@ -23,6 +23,8 @@ struct ReportRecord: Decodable {
         let searchMs: Double?
         let holder: Holder?
         let children: [Child]?
+        /// A descriptor wait's processes at the other end.
+        let peers: [Child]?
 
         struct Holder: Decodable {
             let tid: Int?
