@@ -196,10 +196,10 @@ enum LoopServer {
         // Two runnable threads on one CPU get about half of it each; what the loop did not get, it waited for.
         #expect(runnable >= 25 && cpu <= 75, "cpu \(cpu) %, runnable \(runnable) %")
         #expect(cpu + runnable >= 90, "on a CPU or waiting for one, not blocked: cpu \(cpu) %, runnable \(runnable) %")
-        // Who had the CPU: the hog, a thread of the same process.
+        // Who had the CPU: the hog, a thread of the same process (among the machine's other busy processes, if any).
         let census = try #require(thread.cpuCensus?.value, "\(thread)")
-        let hog = try #require(census.holders.first, "\(census)")
-        #expect(hog.name == "cpu-hog" && hog.tid != nil && hog.pid == stall.pid, "\(census.holders)")
+        let hog = try #require(census.holders.first { $0.name == "cpu-hog" }, "\(census.holders)")
+        #expect(hog.tid != nil && hog.pid == stall.pid, "\(census.holders)")
         #expect(hog.percentOfACPU >= 25, "\(census.holders)")
     }
 
@@ -224,10 +224,10 @@ enum LoopServer {
         #expect(result.status == 0, "\(result.stderr)")
         let stall = try #require(try result.stalls.first { $0.symbols.contains("slow_cpu") }, "\(result.stdout)")
         let census = try #require(stall.thread.value?.cpuCensus?.value, "\(String(describing: stall.thread.value))")
-        let top = try #require(census.holders.first, "\(census)")
-        #expect(
-            top.pid == Int(hog.processIdentifier) && top.tid == nil, "\(census.holders), hog \(hog.processIdentifier)")
-        #expect(top.percentOfACPU >= 25, "\(census.holders)")
+        let named = try #require(
+            census.holders.first { $0.pid == Int(hog.processIdentifier) },
+            "\(census.holders), hog \(hog.processIdentifier)")
+        #expect(named.tid == nil && named.percentOfACPU >= 25, "\(census.holders)")
         #expect(census.window == "detection-to-end")
     }
 
